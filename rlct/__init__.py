@@ -1,0 +1,31 @@
+"""Exact learning coefficients (RLCTs) with sympy: no floats, no torch.
+
+Every function returns an :class:`RLCT`: λ as a sympy ``Rational``, its multiplicity m, and the
+conditions the value rests on. When a condition cannot be decided the result says so
+(``exact=False`` with rigorous bounds) instead of guessing.
+"""
+
+from .errors import (
+    InvalidExponentError,
+    InvalidPriorError,
+    InvalidShapeError,
+    NonFiniteError,
+    NotNonNegativeError,
+    NotPolynomialError,
+    RLCTError,
+)
+from .normal_crossing import normal_crossing
+from .result import RLCT, Condition
+
+__all__ = [
+    "RLCT",
+    "Condition",
+    "InvalidExponentError",
+    "InvalidPriorError",
+    "InvalidShapeError",
+    "NonFiniteError",
+    "NotNonNegativeError",
+    "NotPolynomialError",
+    "RLCTError",
+    "normal_crossing",
+]

@@ -1,0 +1,52 @@
+"""Input validation shared by the exact layer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral
+
+import sympy as sp
+
+from .errors import InvalidExponentError, InvalidPriorError
+
+
+def exponent_vector(k: Sequence[object], name: str = "k") -> tuple[int, ...]:
+    """Validate non-negative integer exponents, not all zero."""
+    try:
+        items = list(k)
+    except TypeError:
+        raise InvalidExponentError(f"{name} must be a sequence of non-negative integers, got {k!r}") from None
+    if not items:
+        raise InvalidExponentError(f"{name} is empty: at least one coordinate is needed")
+    out = []
+    for j, kj in enumerate(items):
+        if isinstance(kj, bool) or not (isinstance(kj, Integral) or (isinstance(kj, sp.Integer))):
+            raise InvalidExponentError(f"{name}[{j}] = {kj!r} is not an integer")
+        if kj < 0:
+            raise InvalidExponentError(f"{name}[{j}] = {kj} is negative; exponents must be ≥ 0")
+        out.append(int(kj))
+    if all(v == 0 for v in out):
+        raise InvalidExponentError(f"{name} is all zero: K ≡ 1 does not vanish, so it has no RLCT")
+    return tuple(out)
+
+
+def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[sp.Rational, ...]:
+    """Validate prior exponents h_j > −1 (rational); None means the flat prior h = 0."""
+    if h is None:
+        return (sp.Integer(0),) * d
+    items = list(h)
+    if len(items) != d:
+        raise InvalidPriorError(f"{name} has length {len(items)} but there are {d} coordinates")
+    out = []
+    for j, hj in enumerate(items):
+        if isinstance(hj, float):
+            raise InvalidPriorError(f"{name}[{j}] = {hj!r} is a float; give an int, Fraction or Rational")
+        r = sp.sympify(hj)
+        if not isinstance(r, sp.Rational):
+            raise InvalidPriorError(f"{name}[{j}] = {hj!r} is not rational")
+        if r <= -1:
+            raise InvalidPriorError(
+                f"{name}[{j}] = {r} ≤ −1: the prior |w_j|^{r} is not integrable at 0"
+            )
+        out.append(r)
+    return tuple(out)

@@ -1,0 +1,124 @@
+"""The result type of every exact computation: :class:`RLCT`.
+
+λ is the real log canonical threshold (learning coefficient) of K ≥ 0 with prior φ: the largest pole
+of ζ(z) = ∫ K(w)^z φ(w) dw sits at z = −λ, with order m. A result is *exact* only when every
+condition it rests on was proven (status ``True``); otherwise it carries rigorous bounds
+``lower ≤ λ ≤ upper`` and the undecided or failed conditions say why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from numbers import Integral
+
+import sympy as sp
+
+__all__ = ["RLCT", "Condition", "as_rational"]
+
+
+def as_rational(value: object, name: str = "value") -> sp.Rational:
+    """Convert an int / Fraction / sympy number to a sympy ``Rational``; floats are refused."""
+    if isinstance(value, float):
+        raise TypeError(f"{name} must be exact (int, Fraction or sympy Rational), got float {value!r}")
+    r = sp.sympify(value)
+    if not isinstance(r, sp.Rational):
+        raise TypeError(f"{name} must be rational, got {value!r}")
+    return r
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A hypothesis a result rests on: ``status`` is True (proven), False (fails) or None (undecided)."""
+
+    statement: str
+    status: bool | None
+
+    def __post_init__(self) -> None:
+        if self.status not in (True, False, None):
+            raise TypeError(f"Condition.status must be True, False or None, got {self.status!r}")
+
+    def __str__(self) -> str:
+        mark = {True: "holds", False: "fails", None: "undecided"}[self.status]
+        return f"[{mark}] {self.statement}"
+
+
+@dataclass(frozen=True)
+class RLCT:
+    """An exact learning coefficient, or rigorous bounds on it.
+
+    Attributes:
+        lam: λ as a sympy Rational when ``exact``; otherwise None.
+        mult: the multiplicity m when known (≥ 1), else None.
+        exact: True only when every condition holds.
+        lower, upper: rigorous bounds, lower ≤ λ ≤ upper (both equal ``lam`` when exact).
+        method: how the value was obtained, including the case of a closed form.
+        conditions: the hypotheses the value rests on, each proven / failed / undecided.
+    """
+
+    lam: sp.Rational | None
+    mult: int | None
+    exact: bool
+    lower: sp.Rational
+    upper: sp.Rational
+    method: str
+    conditions: tuple[Condition, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lower", as_rational(self.lower, "lower"))
+        object.__setattr__(self, "upper", as_rational(self.upper, "upper"))
+        if self.lam is not None:
+            object.__setattr__(self, "lam", as_rational(self.lam, "lam"))
+        if self.mult is not None:
+            if not isinstance(self.mult, Integral) or isinstance(self.mult, bool) or self.mult < 1:
+                raise TypeError(f"mult must be a positive integer or None, got {self.mult!r}")
+            object.__setattr__(self, "mult", int(self.mult))
+        object.__setattr__(self, "conditions", tuple(self.conditions))
+        if self.lower > self.upper:
+            raise ValueError(f"lower bound {self.lower} exceeds upper bound {self.upper}")
+        if self.exact:
+            if self.lam is None:
+                raise ValueError("an exact result needs lam")
+            if not (self.lower == self.lam == self.upper):
+                raise ValueError("an exact result must have lower == lam == upper")
+            bad = [c for c in self.conditions if c.status is not True]
+            if bad:
+                raise ValueError(f"an exact result cannot rest on unproven conditions: {bad}")
+        elif self.lam is not None and self.lower != self.upper:
+            raise ValueError("a non-exact result with lower < upper must have lam=None")
+
+    @classmethod
+    def exact_value(
+        cls,
+        lam: object,
+        mult: int,
+        method: str,
+        conditions: tuple[Condition, ...] = (),
+    ) -> RLCT:
+        """An exact result: λ = ``lam`` with multiplicity ``mult``."""
+        r = as_rational(lam, "lam")
+        return cls(r, mult, True, r, r, method, tuple(conditions))
+
+    @classmethod
+    def bounds(
+        cls,
+        lower: object,
+        upper: object,
+        method: str,
+        conditions: tuple[Condition, ...] = (),
+    ) -> RLCT:
+        """A non-exact result: only ``lower ≤ λ ≤ upper`` is proven."""
+        return cls(None, None, False, as_rational(lower), as_rational(upper), method, tuple(conditions))
+
+    @property
+    def failed_conditions(self) -> tuple[Condition, ...]:
+        """Conditions that fail or are undecided."""
+        return tuple(c for c in self.conditions if c.status is not True)
+
+    def __str__(self) -> str:
+        if self.exact:
+            head = f"λ = {self.lam}, m = {self.mult}"
+        else:
+            head = f"{self.lower} ≤ λ ≤ {self.upper} (not exact)"
+        lines = [f"{head}  [{self.method}]"]
+        lines += [f"  {c}" for c in self.conditions]
+        return "\n".join(lines)
