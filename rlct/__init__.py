@@ -14,6 +14,7 @@ from .errors import (
     NotPolynomialError,
     RLCTError,
 )
+from .newton import from_ideal, from_polynomial, ideal_analysis, newton_analysis
 from .normal_crossing import normal_crossing
 from .result import RLCT, Condition
 
@@ -27,5 +28,9 @@ __all__ = [
     "NotNonNegativeError",
     "NotPolynomialError",
     "RLCTError",
+    "from_ideal",
+    "from_polynomial",
+    "ideal_analysis",
+    "newton_analysis",
     "normal_crossing",
 ]

@@ -15,7 +15,9 @@ def exponent_vector(k: Sequence[object], name: str = "k") -> tuple[int, ...]:
     try:
         items = list(k)
     except TypeError:
-        raise InvalidExponentError(f"{name} must be a sequence of non-negative integers, got {k!r}") from None
+        raise InvalidExponentError(
+            f"{name} must be a sequence of non-negative integers, got {k!r}"
+        ) from None
     if not items:
         raise InvalidExponentError(f"{name} is empty: at least one coordinate is needed")
     out = []
@@ -40,7 +42,9 @@ def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[s
     out = []
     for j, hj in enumerate(items):
         if isinstance(hj, float):
-            raise InvalidPriorError(f"{name}[{j}] = {hj!r} is a float; give an int, Fraction or Rational")
+            raise InvalidPriorError(
+                f"{name}[{j}] = {hj!r} is a float; give an int, Fraction or Rational"
+            )
         r = sp.sympify(hj)
         if not isinstance(r, sp.Rational):
             raise InvalidPriorError(f"{name}[{j}] = {hj!r} is not rational")

@@ -19,7 +19,9 @@ __all__ = ["RLCT", "Condition", "as_rational"]
 def as_rational(value: object, name: str = "value") -> sp.Rational:
     """Convert an int / Fraction / sympy number to a sympy ``Rational``; floats are refused."""
     if isinstance(value, float):
-        raise TypeError(f"{name} must be exact (int, Fraction or sympy Rational), got float {value!r}")
+        raise TypeError(
+            f"{name} must be exact (int, Fraction or sympy Rational), got float {value!r}"
+        )
     r = sp.sympify(value)
     if not isinstance(r, sp.Rational):
         raise TypeError(f"{name} must be rational, got {value!r}")
@@ -107,7 +109,9 @@ class RLCT:
         conditions: tuple[Condition, ...] = (),
     ) -> RLCT:
         """A non-exact result: only ``lower ≤ λ ≤ upper`` is proven."""
-        return cls(None, None, False, as_rational(lower), as_rational(upper), method, tuple(conditions))
+        return cls(
+            None, None, False, as_rational(lower), as_rational(upper), method, tuple(conditions)
+        )
 
     @property
     def failed_conditions(self) -> tuple[Condition, ...]:

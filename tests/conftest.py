@@ -17,7 +17,9 @@ settings.register_profile(
 )
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True)
 settings.register_profile("thorough", max_examples=1000, deadline=None)
-settings.load_profile(os.environ.get("SLT_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+settings.load_profile(
+    os.environ.get("SLT_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,7 +36,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         has_cuda = torch.cuda.is_available()
     except ImportError:  # pragma: no cover - torch is a dependency
         has_cuda = False
-    skip_gpu = pytest.mark.skip(reason=gpu_reason if has_cuda else "GPU test: CUDA is not available")
+    skip_gpu = pytest.mark.skip(
+        reason=gpu_reason if has_cuda else "GPU test: CUDA is not available"
+    )
     for item in items:
         if "slow" in item.keywords and not config.getoption("--runslow"):
             item.add_marker(skip_slow)

@@ -1,0 +1,32 @@
+# Two commands a newcomer needs: `make report` (the main job) and `make test`.
+# Each creates .venv and installs the package with what it needs, once.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: report test test-all lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch first, so that the `torch` requirement does not pull a CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test,plots]'
+	touch $(STAMP)
+
+report: $(STAMP)
+	$(PY) -m verification --quick --out report
+
+test: $(STAMP)
+	$(PY) -m ruff check rlct numeric verification tests benchmarks notebooks
+	$(PY) -m pytest
+
+test-all: $(STAMP)
+	$(PY) -m pytest --runslow
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_quadratic_rank.py
+
+clean:
+	rm -rf $(VENV) report .pytest_cache .hypothesis

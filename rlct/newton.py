@@ -1,0 +1,218 @@
+"""RLCTs from Newton polyhedra, for a polynomial K ≥ 0 and for ideals ⟨f_1..f_k⟩ (K = Σ f_i²).
+
+With prior φ(w) = Π |w_j|^(h_j), put τ = (h_1+1, …, h_d+1) and let t be the τ-distance of the Newton
+polyhedron P (see :mod:`rlct.polyhedron`). If K is non-degenerate — for every compact face γ of P the
+face polynomial K_γ has no zero in the real torus (R∖{0})^d — then λ = 1/t and m is the codimension
+of the smallest face of P containing t·τ. For an ideal, P = P(I) and the condition is that the face
+systems f_{1,γ} = … = f_{k,γ} = 0 have no common real torus zero; then λ(Σ f_i²) = 1/(2 t_I).
+
+Without the condition only λ ≤ 1/t holds (K ≤ C·Σ_{a ∈ supp K} |w^a| near 0). A lower bound that
+always holds for a flat or non-negative-exponent prior: λ ≥ 1/ord₀(K), from λ_real ≥ lct_C(K) ≥
+1/mult₀(K).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+
+from ._validate import prior_vector
+from .errors import NotNonNegativeError, NotPolynomialError
+from .polyhedron import Face, NewtonPolyhedron
+from .realzeros import has_real_torus_zero, negative_point
+from .result import RLCT, Condition
+
+__all__ = ["NewtonAnalysis", "from_ideal", "from_polynomial", "newton_analysis"]
+
+
+@dataclass(frozen=True)
+class NewtonAnalysis:
+    """The Newton data behind a result: polyhedron, τ, distance t, the face at t·τ, face checks."""
+
+    polyhedron: NewtonPolyhedron
+    tau: tuple[sp.Rational, ...]
+    distance: sp.Rational
+    face: Face
+    face_conditions: tuple[tuple[Face, Condition], ...]
+    result: RLCT
+
+
+def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly:
+    if not variables:
+        raise NotPolynomialError("no variables given")
+    if len(set(variables)) != len(variables) or not all(
+        isinstance(v, sp.Symbol) for v in variables
+    ):
+        raise NotPolynomialError(f"variables must be distinct sympy Symbols, got {variables!r}")
+    e = sp.sympify(expr)
+    if e.has(sp.Float):
+        raise NotPolynomialError(
+            f"{what} has floating-point coefficients: {e}; use exact rationals"
+        )
+    extra = e.free_symbols - set(variables)
+    if extra:
+        raise NotPolynomialError(
+            f"{what} contains symbols {sorted(map(str, extra))} not in the variables"
+        )
+    try:
+        p = sp.Poly(e, *variables)
+    except sp.PolynomialError as err:
+        raise NotPolynomialError(f"{what} is not a polynomial in {list(variables)}: {e}") from err
+    if p.domain not in (sp.ZZ, sp.QQ):
+        raise NotPolynomialError(f"{what} must have rational coefficients, got domain {p.domain}")
+    if p.is_zero:
+        raise NotNonNegativeError(f"{what} is identically zero: it has no RLCT (λ would be +∞)")
+    if p.coeff_monomial(1) != 0:
+        raise NotNonNegativeError(
+            f"{what}(0) = {p.coeff_monomial(1)} ≠ 0: the origin is not a zero"
+        )
+    return p
+
+
+def _face_expr(p: sp.Poly, face: Face) -> sp.Expr:
+    pts = set(face.points)
+    gens = p.gens
+    return sp.Add(*(c * sp.Mul(*(g**e for g, e in zip(gens, m))) for m, c in p.terms() if m in pts))
+
+
+def _check_nonnegative_faces(p: sp.Poly, poly: NewtonPolyhedron) -> None:
+    """Raise when K is visibly negative near 0: a vertex term with an odd exponent or negative
+    coefficient, or a compact-face polynomial taking a negative value (K_γ(x) = lim s^{-c} K(s^w x))."""
+    coeffs = dict(p.terms())
+    for v in poly.vertices:
+        if coeffs[v] < 0 or any(e % 2 for e in v):
+            term = coeffs[v] * sp.Mul(*(g**e for g, e in zip(p.gens, v)))
+            raise NotNonNegativeError(
+                f"K is not ≥ 0 near the origin: its leading term {term} (a vertex of the Newton "
+                "polyhedron) takes negative values"
+            )
+    for face in poly.compact_faces:
+        if face.dim == 0:
+            continue
+        kg = _face_expr(p, face)
+        pt = negative_point(kg, p.gens)
+        if pt is not None:
+            raise NotNonNegativeError(
+                f"K is not ≥ 0 near the origin: its face polynomial {kg} is negative at {pt}"
+            )
+
+
+def _lower_bound(order: int, h: tuple[sp.Rational, ...]) -> sp.Rational:
+    return sp.Rational(1, order) if all(x >= 0 for x in h) else sp.Integer(0)
+
+
+def _analyse(
+    poly: NewtonPolyhedron,
+    face_systems: list[tuple[Face, list[sp.Expr]]],
+    variables: Sequence[sp.Symbol],
+    h: tuple[sp.Rational, ...],
+    nonnegative: bool,
+    scale: int,
+    order: int,
+    label: str,
+) -> NewtonAnalysis:
+    """Shared core: distance, face at t·τ, per-face conditions, and the result λ = 1/(scale·t)."""
+    tau = tuple(x + 1 for x in h)
+    t = poly.distance([Fraction(int(x.p), int(x.q)) for x in tau])
+    t_sym = sp.Rational(t.numerator, t.denominator)
+    face = poly.face_at_distance([Fraction(int(x.p), int(x.q)) for x in tau])
+    mult = poly.dim - face.dim
+    checks = []
+    for f, system in face_systems:
+        if f.dim == 0:
+            continue  # a vertex carries a single monomial, which has no torus zero
+        zero = has_real_torus_zero(system, variables, f.points, nonnegative)
+        status = None if zero is None else (not zero)
+        what = "K_γ" if nonnegative else "the system f_{i,γ} = 0"
+        where = "conv{" + ", ".join(map(str, f.points)) + "}"
+        checks.append(
+            (f, Condition(f"{what} has no zero in (R∖{{0}})^d on the face γ = {where}", status))
+        )
+    lam = 1 / (scale * t_sym)
+    conds = tuple(c for _, c in checks)
+    if all(c.status is True for c in conds):
+        result = RLCT.exact_value(lam, mult, f"Newton polyhedron ({label}), non-degenerate", conds)
+    else:
+        failing = [c for c in conds if c.status is not True]
+        kind = (
+            "degenerate" if any(c.status is False for c in failing) else "non-degeneracy undecided"
+        )
+        lower = min(_lower_bound(order, h), lam)
+        result = RLCT.bounds(
+            lower, lam, f"Newton polyhedron ({label}), {kind}: 1/t is an upper bound", conds
+        )
+    return NewtonAnalysis(poly, tau, t_sym, face, tuple(checks), result)
+
+
+def newton_analysis(
+    K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
+) -> NewtonAnalysis:
+    """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 (see :func:`from_polynomial`)."""
+    variables = tuple(variables)
+    p = _as_poly(K, variables, "K")
+    h = prior_vector(prior_exponents, len(variables))
+    poly = NewtonPolyhedron(p.monoms())
+    _check_nonnegative_faces(p, poly)
+    systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
+    order = min(sum(m) for m in p.monoms())
+    return _analyse(poly, systems, variables, h, True, 1, order, "polynomial K")
+
+
+def from_polynomial(
+    K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
+) -> RLCT:
+    """λ and m of a polynomial K ≥ 0 with K(0) = 0, under the prior Π |w_j|^(h_j).
+
+    Exact (λ = 1/t, m = codim of the face at t·τ) when every compact face polynomial is proven to
+    have no real torus zero; otherwise the result gives bounds 1/ord₀(K) ≤ λ ≤ 1/t and lists the
+    failed or undecided faces.
+
+    K ≥ 0 is the caller's claim. It is checked where it can be seen (a vertex term that is odd or
+    negative, a face polynomial negative at a sample point raise :class:`NotNonNegativeError`), and
+    in the exact case it is proven: each K_γ is then zero-free on every open orthant and positive at
+    a sample point there, so K ≍ Σ_vertices |w^a| ≥ 0 near the origin.
+    """
+    return newton_analysis(K, variables, prior_exponents).result
+
+
+def ideal_analysis(
+    generators: Sequence[object],
+    variables: Sequence[sp.Symbol],
+    prior_exponents: Sequence[object] | None = None,
+) -> NewtonAnalysis:
+    """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (see :func:`from_ideal`)."""
+    variables = tuple(variables)
+    gens = list(generators)
+    if not gens:
+        raise NotPolynomialError("an ideal needs at least one generator")
+    polys = []
+    for i, f in enumerate(gens):
+        e = sp.sympify(f)
+        if e == 0:
+            continue  # the zero generator adds nothing to the ideal
+        polys.append(_as_poly(e, variables, f"f_{i + 1}"))
+    if not polys:
+        raise NotNonNegativeError("every generator is zero: K ≡ 0 has no RLCT")
+    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()])
+    systems = [
+        (f, [e for e in (_face_expr(p, f) for p in polys) if e != 0]) for f in poly.compact_faces
+    ]
+    h = prior_vector(prior_exponents, len(variables))
+    order = 2 * min(sum(m) for p in polys for m in p.monoms())
+    return _analyse(poly, systems, variables, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
+
+
+def from_ideal(
+    generators: Sequence[object],
+    variables: Sequence[sp.Symbol],
+    prior_exponents: Sequence[object] | None = None,
+) -> RLCT:
+    """λ and m of K = Σ f_i² for polynomials f_i with f_i(0) = 0, under the prior Π |w_j|^(h_j).
+
+    λ = RLCT(I)/2 = 1/(2 t_I) when every compact face system of P(I) is proven to have no common real
+    torus zero (monomial ideals always qualify); otherwise bounds, with the failing faces listed.
+    """
+    return ideal_analysis(generators, variables, prior_exponents).result

@@ -1,0 +1,204 @@
+"""Newton polyhedra: hand-checked λ, m; degenerate cases are never claimed exact (REFERENCE §3)."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+import rlct
+from rlct import NotNonNegativeError, NotPolynomialError
+from rlct.newton import newton_analysis
+from rlct.polyhedron import NewtonPolyhedron
+
+x, y, z = sp.symbols("x y z")
+R = sp.Rational
+
+
+@pytest.mark.parametrize(
+    ("K", "variables", "prior", "lam", "m"),
+    [
+        # Regular: x² + y² + z² is a nondegenerate quadratic form, λ = d/2.
+        (x**2 + y**2, (x, y), None, R(1), 1),
+        (x**2 + y**2 + z**2, (x, y, z), None, R(3, 2), 1),
+        # Monomial = normal crossing x²y⁴: min(1/2, 1/4); t·τ = (4, 4) is on the non-compact
+        # facet y ≥ 4 only, so the face is non-compact of codimension 1.
+        (x**2 * y**4, (x, y), None, R(1, 4), 1),
+        # Quasi-homogeneous x⁴ + y⁶: t·τ lies inside the edge, λ = 1/4 + 1/6 = 5/12.
+        (x**4 + y**6, (x, y), None, R(5, 12), 1),
+        # x⁴ + x²y² + y⁶: both edges meet at the vertex (2, 2) = t·τ, so m = 2, λ = 1/2.
+        (x**4 + x**2 * y**2 + y**6, (x, y), None, R(1, 2), 2),
+        # x²y⁴ + x⁶ = x²(y⁴ + x⁴): the blow-up y = x·y' gives x⁶(y'⁴+1)·|x|: λ = 2/6 = 1/3.
+        (x**2 * y**4 + x**6, (x, y), None, R(1, 3), 1),
+        # Prior |x|²: ∫ (x²+y²)^z x² dx dy = ∫ r^(2z+3) dr …, pole at z = −2.
+        (x**2 + y**2, (x, y), (2, 0), R(2), 1),
+        # Prior |x| on x²y²: normal crossing min((1+1)/2, 1/2) = 1/2 from y alone, m = 1.
+        (x**2 * y**2, (x, y), (1, 0), R(1, 2), 1),
+        # A variable K does not depend on still counts in d but not in λ.
+        (x**2, (x, y), None, R(1, 2), 1),
+    ],
+)
+def test_nondegenerate_polynomials(K, variables, prior, lam, m):
+    r = rlct.from_polynomial(K, variables, prior)
+    assert r.exact, str(r)
+    assert (r.lam, r.mult) == (lam, m)
+    assert all(c.status is True for c in r.conditions)
+
+
+@pytest.mark.parametrize(
+    ("K", "newton_value", "true_lam"),
+    [
+        ((x - y) ** 2, R(1), R(1, 2)),  # a smooth curve of zeros: λ = 1/2
+        ((y - x**2) ** 2, R(3, 4), R(1, 2)),  # a smooth curve again
+        ((x**2 - y**2) ** 2, R(1, 2), R(1, 2)),  # right λ, but m = 2 — still not claimed exact
+    ],
+)
+def test_degenerate_polynomials_are_bounds_only(K, newton_value, true_lam):
+    r = rlct.from_polynomial(sp.expand(K), (x, y))
+    assert not r.exact and r.lam is None and r.mult is None
+    assert r.upper == newton_value
+    assert r.lower <= true_lam <= r.upper
+    assert any(c.status is False for c in r.conditions)
+    assert "degenerate" in r.method
+
+
+def test_ideals():
+    # ⟨xy⟩: K = x²y², λ = 1/2, m = 2.
+    r = rlct.from_ideal([x * y], (x, y))
+    assert (r.exact, r.lam, r.mult) == (True, R(1, 2), 2)
+    # ⟨x, y⟩: K = x² + y², regular.
+    assert rlct.from_ideal([x, y], (x, y)).lam == 1
+    # ⟨xy, yz⟩: K = y²(x² + z²): the y² factor wins, λ = 1/2, m = 1.
+    r = rlct.from_ideal([x * y, y * z], (x, y, z))
+    assert (r.exact, r.lam, r.mult) == (True, R(1, 2), 1)
+    # ⟨x² + y² + z²⟩: RLCT of the form is 3/2, so λ(f²) = 3/4.
+    r = rlct.from_ideal([x**2 + y**2 + z**2], (x, y, z))
+    assert (r.exact, r.lam, r.mult) == (True, R(3, 4), 1)
+    # ⟨x − y⟩ is degenerate: the face system x − y = 0 meets the torus.
+    r = rlct.from_ideal([x - y], (x, y))
+    assert not r.exact and r.upper == 1 and r.lower <= R(1, 2)
+
+
+def test_undecided_condition_is_reported_not_guessed():
+    # f = x² + y² + z² − xy is positive definite (no real zero), but its face system is not a
+    # certificate the decision procedure can close: the result must say "undecided", not guess.
+    r = rlct.from_ideal([x**2 + y**2 + z**2 - x * y], (x, y, z))
+    assert not r.exact
+    assert any(c.status is None for c in r.conditions)
+    assert r.lower <= R(3, 4) <= r.upper
+
+
+def test_analysis_exposes_the_polyhedron():
+    a = newton_analysis(x**4 + x**2 * y**2 + y**6, (x, y))
+    assert a.distance == 2
+    assert set(a.polyhedron.vertices) == {(4, 0), (2, 2), (0, 6)}
+    assert a.face.points == ((2, 2),) and a.face.dim == 0
+    assert len(a.polyhedron.compact_faces) == 5  # three vertices, two edges
+
+
+@pytest.mark.parametrize(
+    ("K", "message"),
+    [
+        (x**3 + y**2, "leading term x\\*\\*3"),
+        (-(x**2) - y**2, "negative values"),
+        (x**2 + y**2 + 1, "K\\(0\\) = 1"),
+        (x**2 - 3 * x * y + y**2, "face polynomial"),
+        (sp.Integer(0), "identically zero"),
+    ],
+)
+def test_visibly_negative_or_nonvanishing_k_is_rejected(K, message):
+    with pytest.raises(NotNonNegativeError, match=message):
+        rlct.from_polynomial(K, (x, y))
+
+
+@pytest.mark.parametrize(
+    ("K", "variables", "message"),
+    [
+        (x**2 + z**2, (x, y), "not in the variables"),
+        (sp.sin(x) ** 2, (x,), "not a polynomial"),
+        (0.5 * x**2, (x,), "floating-point"),
+        (x**2, (x, x), "distinct"),
+        (x**2, (), "no variables"),
+    ],
+)
+def test_bad_expressions(K, variables, message):
+    with pytest.raises(NotPolynomialError, match=message):
+        rlct.from_polynomial(K, variables)
+
+
+# --- properties -------------------------------------------------------------------------------
+
+syms = sp.symbols("w0:4")
+
+
+@st.composite
+def even_positive_polynomials(draw):
+    """Sums of even monomials with positive coefficients: always non-degenerate, so exact."""
+    d = draw(st.integers(1, 4))
+    n = draw(st.integers(1, 6))
+    monos = draw(
+        st.lists(
+            st.lists(st.integers(0, 3), min_size=d, max_size=d).filter(any), min_size=n, max_size=n
+        )
+    )
+    coeffs = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
+    K = sum(c * sp.Mul(*(v ** (2 * e) for v, e in zip(syms, m))) for c, m in zip(coeffs, monos))
+    return K, syms[:d], monos
+
+
+@given(even_positive_polynomials())
+def test_even_positive_sums_are_exact_and_at_most_half_dimension(case):
+    K, variables, _ = case
+    r = rlct.from_polynomial(K, variables)
+    assert r.exact
+    assert 0 < r.lam <= sp.Rational(len(variables), 2)
+    assert 1 <= r.mult <= len(variables)
+
+
+@given(even_positive_polynomials())
+def test_distance_agrees_with_a_floating_point_lp(case):
+    """t = min{s : s·1 ∈ conv(A) + R^d_{≥0}}: min s s.t. Σ c_a a ≤ s·1, Σ c_a = 1, c ≥ 0."""
+    K, variables, _ = case
+    exps = [m for m, _ in sp.Poly(K, *variables).terms()]
+    A = np.array(exps, dtype=float).T  # d × n
+    d, n = A.shape
+    cost = np.r_[np.zeros(n), 1.0]
+    a_ub = np.c_[A, -np.ones(d)]
+    a_eq = np.r_[np.ones(n), 0.0][None, :]
+    lp = linprog(cost, A_ub=a_ub, b_ub=np.zeros(d), A_eq=a_eq, b_eq=[1.0], bounds=(0, None))
+    t = NewtonPolyhedron(exps).distance([1] * d)
+    assert lp.status == 0
+    assert abs(float(t) - lp.fun) < 1e-9
+
+
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=4).filter(any),
+    st.lists(
+        st.fractions(min_value=Fraction(-1, 2), max_value=3, max_denominator=4),
+        min_size=4,
+        max_size=4,
+    ),
+)
+def test_newton_equals_normal_crossing_on_monomials(k, h):
+    h = h[: len(k)]
+    monomial = sp.Mul(*(v ** (2 * e) for v, e in zip(syms, k)))
+    a = rlct.from_polynomial(monomial, syms[: len(k)], h)
+    b = rlct.normal_crossing(k, h)
+    assert a.exact and b.exact
+    assert (a.lam, a.mult) == (b.lam, b.mult)
+
+
+@given(
+    st.lists(
+        st.lists(st.integers(0, 3), min_size=3, max_size=3).filter(any), min_size=1, max_size=4
+    )
+)
+def test_monomial_ideal_matches_its_sum_of_squares(monos):
+    gens = [sp.Mul(*(v**e for v, e in zip(syms, m))) for m in monos]
+    a = rlct.from_ideal(gens, syms[:3])
+    b = rlct.from_polynomial(sum(g**2 for g in gens), syms[:3])
+    assert a.exact and b.exact
+    assert (a.lam, a.mult) == (b.lam, b.mult)
