@@ -5,6 +5,12 @@ conditions the value rests on. When a condition cannot be decided the result say
 (``exact=False`` with rigorous bounds) instead of guessing.
 """
 
+from .closed_forms import (
+    deep_linear_network,
+    dln_active_set,
+    reduced_rank_regression,
+    regular_value,
+)
 from .errors import (
     InvalidExponentError,
     InvalidPriorError,
@@ -28,9 +34,13 @@ __all__ = [
     "NotNonNegativeError",
     "NotPolynomialError",
     "RLCTError",
+    "deep_linear_network",
+    "dln_active_set",
     "from_ideal",
     "from_polynomial",
     "ideal_analysis",
     "newton_analysis",
     "normal_crossing",
+    "reduced_rank_regression",
+    "regular_value",
 ]
