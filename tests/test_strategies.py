@@ -1,0 +1,59 @@
+"""The public strategies produce valid cases whose constructed answers the exact layer reproduces."""
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+
+import rlct
+from verification import strategies as vs
+
+
+@given(vs.normal_crossing_cases())
+def test_normal_crossing_cases_match_both_exact_routes(case):
+    a = rlct.normal_crossing(
+        [sp.Poly(case.K, *case.variables).degree(v) // 2 for v in case.variables], case.prior
+    )
+    b = case.exact()
+    assert (a.lam, a.mult) == (case.expected_lam, case.expected_mult)
+    assert b.exact
+    assert (b.lam, b.mult) == (case.expected_lam, case.expected_mult)
+
+
+@settings(max_examples=30)
+@given(vs.newton_polynomials(depth=3, max_dim=5))
+def test_newton_polynomials_have_the_constructed_answer(case):
+    r = case.exact()
+    assert r.exact, str(r)
+    assert (r.lam, r.mult) == (case.expected_lam, case.expected_mult)
+    assert r.lam <= sp.Rational(case.dim, 2)
+
+
+@settings(max_examples=20)
+@given(vs.degenerate_polynomials())
+def test_degenerate_polynomials_are_never_exact(case):
+    r = case.exact()
+    assert not r.exact
+    assert r.upper == case.newton_upper
+    assert any(c.status is False for c in r.conditions)
+
+
+@given(vs.rrr_cases())
+def test_rrr_cases_are_valid(case):
+    r = case.exact()
+    params = case.H * (case.M + case.N)
+    assert r.exact
+    assert 0 < r.lam <= sp.Rational(params, 2)
+
+
+@given(vs.dln_cases())
+def test_dln_cases_are_valid(case):
+    r = case.exact()
+    params = sum(a * b for a, b in zip(case.widths, case.widths[1:]))
+    assert r.exact
+    assert 0 < r.lam <= sp.Rational(params, 2)
+
+
+@given(vs.bad_inputs())
+def test_bad_inputs_raise_their_documented_error(bad):
+    with pytest.raises(bad.error, match=bad.match):
+        bad.call()

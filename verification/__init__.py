@@ -1,0 +1,1 @@
+"""Cross-checks of exact and estimated learning coefficients."""

@@ -1,0 +1,79 @@
+"""Named verification cases: a model, the exact answer it must have, and how to build it.
+
+A case is a frozen dataclass. Potential cases (normal crossing, Newton polynomials) expose the
+population loss K as a sympy expression; regression cases (reduced rank regression, deep linear
+networks) expose their shapes and true rank. The torch side (:mod:`verification.models`) turns
+either into something :mod:`numeric` can sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+import rlct
+from rlct import RLCT
+
+
+@dataclass(frozen=True)
+class PotentialCase:
+    """K(w) ≥ 0 with K(0) = 0, prior Π|w_j|^(h_j), and its exact λ, m at w* = 0.
+
+    ``expected`` is derived independently of :mod:`rlct` (by construction); ``degenerate`` marks a
+    K whose Newton polyhedron is degenerate, for which no exact claim may be made.
+    """
+
+    name: str
+    K: sp.Expr
+    variables: tuple[sp.Symbol, ...]
+    prior: tuple[sp.Rational, ...]
+    expected_lam: sp.Rational | None
+    expected_mult: int | None
+    degenerate: bool = False
+    newton_upper: sp.Rational | None = None
+
+    @property
+    def dim(self) -> int:
+        return len(self.variables)
+
+    def exact(self) -> RLCT:
+        """The exact side as the package computes it (Newton polyhedron)."""
+        return rlct.from_polynomial(self.K, self.variables, self.prior)
+
+
+@dataclass(frozen=True)
+class RRRCase:
+    """Reduced rank regression y = BAx (A: H×M, B: N×H) with a true map of rank r."""
+
+    M: int
+    N: int
+    H: int
+    r: int
+
+    @property
+    def name(self) -> str:
+        return f"rrr(M={self.M},N={self.N},H={self.H},r={self.r})"
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return (self.M, self.H, self.N)
+
+    def exact(self) -> RLCT:
+        return rlct.reduced_rank_regression(self.M, self.N, self.H, self.r)
+
+
+@dataclass(frozen=True)
+class DLNCase:
+    """Deep linear network f = W_L⋯W_1 x, widths input → output, true map of rank r."""
+
+    widths: tuple[int, ...]
+    r: int
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def name(self) -> str:
+        return f"dln({'-'.join(map(str, self.widths))},r={self.r})"
+
+    def exact(self) -> RLCT:
+        return rlct.deep_linear_network(list(self.widths), self.r)

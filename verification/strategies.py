@@ -1,0 +1,211 @@
+"""Public hypothesis strategies that produce verification cases together with their exact answer.
+
+The expected λ and m of a generated polynomial are derived *by construction*, not by calling the
+code under test: blocks on disjoint variables combine by
+
+* sum:     λ(K1 + K2) = λ1 + λ2,       m = m1 + m2 − 1;
+* product: λ(K1 · K2) = min(λ1, λ2),   m = m1 + m2 if λ1 = λ2, else the m of the smaller,
+
+starting from normal-crossing monomials c·Π w_j^(2k_j) (λ = min (h_j+1)/(2k_j)). Positive even
+sums are Newton non-degenerate, so the exact layer must reproduce these values. Degenerate cases
+(a factor (x^a − c·y^b)²) must never be reported exact.
+
+Hypothesis owns the randomness: every strategy that needs a seed draws it, and torch generators
+are built from that seed downstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+from hypothesis import assume
+from hypothesis import strategies as st
+
+import rlct
+
+from .cases import DLNCase, PotentialCase, RRRCase
+
+__all__ = [
+    "BadInput",
+    "bad_inputs",
+    "degenerate_polynomials",
+    "dln_cases",
+    "newton_polynomials",
+    "normal_crossing_cases",
+    "rrr_cases",
+    "seeds",
+]
+
+seeds = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@dataclass(frozen=True)
+class _Block:
+    expr: sp.Expr
+    variables: tuple[sp.Symbol, ...]
+    prior: tuple[sp.Rational, ...]
+    lam: sp.Rational
+    mult: int
+
+
+def _nc_value(k: list[int], h: list[sp.Rational]) -> tuple[sp.Rational, int]:
+    ratios = [(hj + 1) / (2 * kj) for kj, hj in zip(k, h) if kj > 0]
+    lam = min(ratios)
+    return lam, ratios.count(lam)
+
+
+@st.composite
+def normal_crossing_cases(draw, max_dim: int = 4, max_k: int = 3, priors: bool = True):
+    """K = Π w_j^(2k_j) with prior exponents h_j ∈ {0, 1/2, 1, 2} (or 0)."""
+    d = draw(st.integers(1, max_dim))
+    k = draw(st.lists(st.integers(0, max_k), min_size=d, max_size=d).filter(any))
+    hs = st.sampled_from([0, sp.Rational(1, 2), 1, 2]) if priors else st.just(0)
+    h = [sp.Rational(x) for x in draw(st.lists(hs, min_size=d, max_size=d))]
+    w = sp.symbols(f"w0:{d}", real=True)
+    lam, mult = _nc_value(k, h)
+    K = sp.Mul(*(wi ** (2 * ki) for wi, ki in zip(w, k)))
+    return PotentialCase(f"nc(k={k},h={[str(x) for x in h]})", K, tuple(w), tuple(h), lam, mult)
+
+
+def _leaf(draw, start: int, max_k: int) -> _Block:
+    d = draw(st.integers(1, 2))
+    k = draw(st.lists(st.integers(0, max_k), min_size=d, max_size=d).filter(any))
+    w = sp.symbols(f"w{start}:{start + d}", real=True)
+    c = draw(st.integers(1, 3))
+    h = [sp.Integer(0)] * d
+    lam, mult = _nc_value(k, h)
+    return _Block(
+        c * sp.Mul(*(wi ** (2 * ki) for wi, ki in zip(w, k))), tuple(w), tuple(h), lam, mult
+    )
+
+
+def _combine(draw, start: int, depth: int, max_k: int) -> _Block:
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return _leaf(draw, start, max_k)
+    a = _combine(draw, start, depth - 1, max_k)
+    b = _combine(draw, start + len(a.variables), depth - 1, max_k)
+    variables, prior = a.variables + b.variables, a.prior + b.prior
+    if draw(st.booleans()):
+        return _Block(a.expr + b.expr, variables, prior, a.lam + b.lam, a.mult + b.mult - 1)
+    if a.lam == b.lam:
+        lam, mult = a.lam, a.mult + b.mult
+    else:
+        lam, mult = min((a.lam, a.mult), (b.lam, b.mult))
+    return _Block(sp.expand(a.expr * b.expr), variables, prior, lam, mult)
+
+
+@st.composite
+def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
+    """Non-degenerate K built from monomials by sums and products on disjoint variables.
+
+    ``max_dim`` bounds the number of variables: exact facet enumeration grows combinatorially.
+    """
+    b = _combine(draw, 0, depth, max_k)
+    assume(len(b.variables) <= max_dim)
+    return PotentialCase(f"newton({b.expr})", b.expr, b.variables, b.prior, b.lam, b.mult)
+
+
+@st.composite
+def degenerate_polynomials(draw):
+    """K = (x^a − c·y^b)² · Π z_j^(2k_j): the face polynomial vanishes on the torus."""
+    a, b = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    c = sp.Rational(draw(st.integers(1, 4)), draw(st.integers(1, 3)))
+    extra = draw(st.lists(st.integers(0, 2), max_size=2))
+    x, y = sp.symbols("x y", real=True)
+    zs = sp.symbols(f"z0:{len(extra)}", real=True)
+    K = sp.expand((x**a - c * y**b) ** 2 * sp.Mul(*(z ** (2 * k) for z, k in zip(zs, extra))))
+    # Newton value of the (x, y) factor: the edge from (2a, 0) to (0, 2b) meets the diagonal at
+    # t = 2ab/(a+b); a z-factor k_j > 0 caps 1/t at 1/(2k_j) (product rule for upper bounds).
+    upper = sp.Rational(a + b, 2 * a * b)
+    for k in extra:
+        if k:
+            upper = min(upper, sp.Rational(1, 2 * k))
+    zero = (sp.Integer(0),) * (2 + len(zs))
+    return PotentialCase(f"degenerate({K})", K, (x, y, *zs), zero, None, None, True, upper)
+
+
+@st.composite
+def rrr_cases(draw, max_size: int = 6):
+    """Reduced rank regression shapes with a valid true rank r ≤ min(M, N, H)."""
+    M, N, H = (draw(st.integers(1, max_size)) for _ in range(3))
+    r = draw(st.integers(0, min(M, N, H)))
+    return RRRCase(M, N, H, r)
+
+
+@st.composite
+def dln_cases(draw, max_layers: int = 4, max_width: int = 6):
+    """Deep linear network widths (input → output) and a valid true rank."""
+    widths = tuple(draw(st.lists(st.integers(1, max_width), min_size=2, max_size=max_layers + 1)))
+    r = draw(st.integers(0, min(widths)))
+    return DLNCase(widths, r)
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """A call that must raise ``error`` with a message matching ``match``."""
+
+    description: str
+    call: Callable[[], object]
+    error: type[Exception]
+    match: str
+
+
+def _bad_normal_crossing(draw) -> BadInput:
+    kind = draw(st.sampled_from(["negative", "all_zero", "prior", "length"]))
+    d = draw(st.integers(1, 3))
+    k = draw(st.lists(st.integers(1, 3), min_size=d, max_size=d))
+    if kind == "negative":
+        j = draw(st.integers(0, d - 1))
+        k[j] = -draw(st.integers(1, 3))
+        return BadInput(
+            f"k={k}", lambda: rlct.normal_crossing(k), rlct.InvalidExponentError, "negative"
+        )
+    if kind == "all_zero":
+        return BadInput(
+            f"k={[0] * d}",
+            lambda: rlct.normal_crossing([0] * d),
+            rlct.InvalidExponentError,
+            "all zero",
+        )
+    if kind == "prior":
+        h = [Fraction(0)] * d
+        h[0] = Fraction(-draw(st.integers(2, 8)), 2)
+        return BadInput(
+            f"h={h}", lambda: rlct.normal_crossing(k, h), rlct.InvalidPriorError, "integrable"
+        )
+    return BadInput(
+        f"k={k}, h of length {d + 1}",
+        lambda: rlct.normal_crossing(k, [0] * (d + 1)),
+        rlct.InvalidPriorError,
+        "length",
+    )
+
+
+def _bad_rrr(draw) -> BadInput:
+    M, N, H = (draw(st.integers(1, 4)) for _ in range(3))
+    r = min(M, N, H) + draw(st.integers(1, 3))
+    return BadInput(
+        f"rrr(M={M},N={N},H={H},r={r})",
+        lambda: rlct.reduced_rank_regression(M, N, H, r),
+        rlct.InvalidShapeError,
+        "exceeds",
+    )
+
+
+def _bad_polynomial(draw) -> BadInput:
+    x, y = sp.symbols("x y", real=True)
+    odd = draw(st.sampled_from([1, 3, 5]))
+    K = x**odd + y**2
+    return BadInput(
+        f"K={K}", lambda: rlct.from_polynomial(K, (x, y)), rlct.NotNonNegativeError, "not ≥ 0"
+    )
+
+
+@st.composite
+def bad_inputs(draw):
+    """Invalid inputs for the exact layer, each with the documented error it must raise."""
+    maker = draw(st.sampled_from([_bad_normal_crossing, _bad_rrr, _bad_polynomial]))
+    return maker(draw)
