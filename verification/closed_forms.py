@@ -1,0 +1,162 @@
+"""Published closed forms checked against exact computations, with the smallest counterexample.
+
+Checks (each over every shape of a grid, smallest first, so the first disagreement found is the
+smallest counterexample by total size):
+
+* ``rrr = dln``: Aoyagi–Watanabe reduced rank regression against Aoyagi's deep linear network
+  with two layers (the same model).
+* ``rrr full rank``: at a true map of full rank r = min(M, N, H), λ = rank J/2 for the Jacobian J
+  of (A, B) ↦ BA at a random integer point, certified maximal (hence locally constant) when it
+  reaches its upper bound min(MN, H(M+N) − H²) (the GL(H) symmetry removes H² directions).
+* ``dln chain of ones``: widths all 1 is the normal crossing Π w_j², λ = 1/2, m = L.
+* quadratic networks: every theorem of Cullen et al. against exact Jacobian ranks
+  (:func:`rlct.quadratic.check_theorems`), when that module is available.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import flint
+import sympy as sp
+
+import rlct
+
+__all__ = ["ClosedFormCheck", "ClosedFormSummary", "check_closed_forms"]
+
+
+@dataclass(frozen=True)
+class ClosedFormCheck:
+    """One formula at one shape: its value, the exact value, and whether they agree."""
+
+    formula: str
+    case: str
+    formula_value: sp.Rational | None
+    exact_value: sp.Rational | None
+    agree: bool
+
+
+@dataclass(frozen=True)
+class ClosedFormSummary:
+    """All shapes of one formula: how many were checked, how many disagree, the smallest one."""
+
+    formula: str
+    checked: int
+    disagreements: int
+    smallest_counterexample: ClosedFormCheck | None
+    checks: tuple[ClosedFormCheck, ...]
+
+
+def _rrr_jacobian_rank(M: int, N: int, H: int, rng: random.Random) -> int:
+    """Exact rank of d(BA) = dB·A + B·dA at a random integer point (A: H×M, B: N×H)."""
+    A = [[rng.randint(-9, 9) for _ in range(M)] for _ in range(H)]
+    B = [[rng.randint(-9, 9) for _ in range(H)] for _ in range(N)]
+    rows = []
+    for i, j in itertools.product(range(N), range(M)):  # entry (BA)_ij = Σ_h B_ih A_hj
+        dA = [B[i][h] if jj == j else 0 for h in range(H) for jj in range(M)]
+        dB = [A[h][j] if ii == i else 0 for ii in range(N) for h in range(H)]
+        rows.append(dA + dB)
+    return int(flint.fmpz_mat(rows).rank())
+
+
+def _rrr_full_rank(M: int, N: int, H: int, rng: random.Random) -> ClosedFormCheck:
+    r = min(M, N, H)
+    formula = rlct.reduced_rank_regression(M, N, H, r).lam
+    rank = _rrr_jacobian_rank(M, N, H, rng)
+    bound = min(M * N, H * (M + N) - H * H) if H <= min(M, N) else M * N
+    exact = sp.Rational(rank, 2) if rank == bound else None
+    return ClosedFormCheck(
+        "Aoyagi–Watanabe RRR at full rank vs Jacobian rank",
+        f"M={M}, N={N}, H={H}, r={r}",
+        formula,
+        exact,
+        exact is not None and formula == exact,
+    )
+
+
+def _rrr_vs_dln(M: int, N: int, H: int, r: int) -> ClosedFormCheck:
+    a = rlct.reduced_rank_regression(M, N, H, r)
+    b = rlct.deep_linear_network([M, H, N], r)
+    return ClosedFormCheck(
+        "Aoyagi 2024 DLN (2 layers) vs Aoyagi–Watanabe RRR",
+        f"M={M}, N={N}, H={H}, r={r}",
+        b.lam,
+        a.lam,
+        (a.lam, a.mult) == (b.lam, b.mult),
+    )
+
+
+def _dln_ones(L: int) -> ClosedFormCheck:
+    b = rlct.deep_linear_network([1] * (L + 1), 0)
+    nc = rlct.normal_crossing([1] * L)
+    return ClosedFormCheck(
+        "Aoyagi 2024 DLN with unit widths vs normal crossing",
+        f"L={L}",
+        b.lam,
+        nc.lam,
+        (b.lam, b.mult) == (nc.lam, nc.mult),
+    )
+
+
+def _summarise(formula: str, checks: Iterable[ClosedFormCheck]) -> ClosedFormSummary:
+    checks = tuple(checks)
+    bad = [c for c in checks if not c.agree]
+    return ClosedFormSummary(formula, len(checks), len(bad), bad[0] if bad else None, checks)
+
+
+def _quadratic_summaries(max_size: int, seed: int) -> list[ClosedFormSummary]:
+    try:
+        from rlct import quadratic
+    except ImportError:  # pragma: no cover - the module ships with the package
+        return []
+    records = []
+    shapes = sorted(
+        (
+            (d, p, K)
+            for d in range(1, max_size + 1)
+            for p in range(1, max_size + 1)
+            for K in range(1, max_size + 2)
+        ),
+        key=lambda s: (sum(s), s),
+    )
+    for d, p, K in shapes:
+        records += quadratic.check_theorems(d, p, K)
+    by_theorem: dict[str, list[ClosedFormCheck]] = {}
+    for rec in records:
+        if not rec.hypotheses_hold:
+            continue
+        by_theorem.setdefault(rec.theorem, []).append(
+            ClosedFormCheck(
+                f"Cullen et al. {rec.theorem}",
+                f"d={rec.d}, p={rec.p}, K={rec.K}",
+                rec.formula_lam,
+                rec.exact_lam,
+                bool(rec.agree),
+            )
+        )
+    return [_summarise(name, checks) for name, checks in by_theorem.items()]
+
+
+def check_closed_forms(max_size: int = 5, seed: int = 0) -> tuple[ClosedFormSummary, ...]:
+    """Run every closed-form check over shapes up to ``max_size``; smallest shapes first."""
+    rng = random.Random(seed)
+    grid = sorted(itertools.product(range(1, max_size + 1), repeat=3), key=lambda s: (sum(s), s))
+    out = [
+        _summarise(
+            "Aoyagi 2024 DLN (2 layers) vs Aoyagi–Watanabe RRR",
+            (_rrr_vs_dln(M, N, H, r) for M, N, H in grid for r in range(min(M, N, H) + 1)),
+        ),
+        _summarise(
+            "Aoyagi–Watanabe RRR at full rank vs Jacobian rank",
+            (_rrr_full_rank(M, N, H, rng) for M, N, H in grid),
+        ),
+        _summarise(
+            "Aoyagi 2024 DLN with unit widths vs normal crossing",
+            (_dln_ones(L) for L in range(1, 2 * max_size + 1)),
+        ),
+    ]
+    out += _quadratic_summaries(min(max_size, 4), seed)
+    return tuple(out)

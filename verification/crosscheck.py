@@ -1,0 +1,144 @@
+r"""Does an estimate agree with the exact λ? A decision rule a statistician can audit.
+
+Target. The estimator's large-nβ expansion is λ̂ ≈ λ − (m−1)/log(nβ) (REFERENCE §6), so the
+target is λ_target = λ − (m−1)/log(nβ). The correction is known to leading order only; half of its
+size is added as systematic uncertainty σ_bias = ½·(m−1)/log(nβ). When a finite-temperature
+reference λ_β (``numeric.expected_llc``: what a perfect sampler returns at this n, nβ, γ) is
+available it replaces the expansion, with its quadrature error as σ_bias.
+
+Rule. z = (λ̂ − λ_target) / √(se² + σ_bias²), se the estimate's standard error. Verdicts:
+
+* ``inconclusive`` when the chains cannot be trusted: ESS < ``min_ess``, split R-hat > ``max_rhat``,
+  or a diagnostic of severity "error" fired (a broken chain is never called "agree");
+* ``agree`` when |z| ≤ ``z_crit``;
+* ``disagree`` otherwise.
+
+``z_crit`` = 3 by default (two-sided 0.27% false-alarm rate per case; raise it for large
+catalogues, e.g. Bonferroni).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import sympy as sp
+
+from rlct import RLCT
+
+Verdict = Literal["agree", "disagree", "inconclusive", "no exact value"]
+
+__all__ = ["CrossCheck", "DecisionRule", "decide"]
+
+
+@dataclass(frozen=True)
+class DecisionRule:
+    """Thresholds of the decision (documented in the module docstring)."""
+
+    z_crit: float = 3.0
+    min_ess: float = 100.0
+    max_rhat: float = 1.05
+
+    def describe(self) -> str:
+        return (
+            f"|z| ≤ {self.z_crit} with z = (λ̂ − λ_target)/√(se² + σ_bias²); "
+            f"inconclusive if ESS < {self.min_ess:g}, R-hat > {self.max_rhat}, or an error finding"
+        )
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """The exact side, the estimate, the target used, the z-score and the verdict."""
+
+    case: str
+    exact: RLCT
+    estimate: float
+    stderr: float
+    ess: float
+    rhat: float
+    nbeta: float
+    target: float | None
+    bias_sigma: float
+    reference: float | None
+    z: float | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    rule: DecisionRule
+    seconds: float = float("nan")
+
+
+def decide(
+    case: str,
+    exact: RLCT,
+    estimate: object,
+    *,
+    reference: object | None = None,
+    rule: DecisionRule = DecisionRule(),
+    seconds: float = float("nan"),
+) -> CrossCheck:
+    """Compare an ``LLCEstimate`` with an exact ``RLCT`` (and an optional ``ExpectedLLC``)."""
+    mean, se = float(estimate.mean), float(estimate.stderr)
+    ess, rhat, nbeta = float(estimate.ess), float(estimate.rhat), float(estimate.nbeta)
+    reasons: list[str] = []
+    if not exact.exact or exact.lam is None:
+        return CrossCheck(
+            case,
+            exact,
+            mean,
+            se,
+            ess,
+            rhat,
+            nbeta,
+            None,
+            0.0,
+            None,
+            None,
+            "no exact value",
+            ("the exact side is only a bound",),
+            rule,
+            seconds,
+        )
+    lam = float(exact.lam)
+    m = exact.mult or 1
+    ref_value = None if reference is None else float(reference.value)
+    if reference is not None:
+        target, sigma = ref_value, float(reference.abserr)
+    else:
+        shift = (m - 1) / math.log(nbeta)
+        target, sigma = lam - shift, 0.5 * shift
+    if not math.isfinite(ess) or ess < rule.min_ess:
+        reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
+    if not math.isfinite(rhat) or rhat > rule.max_rhat:
+        reasons.append(f"R-hat {rhat:.3f} > {rule.max_rhat}")
+    errors = [f for f in estimate.diagnostics if getattr(f, "severity", "") == "error"]
+    reasons += [f"diagnostic: {f.code}" for f in errors]
+    denom = math.sqrt(se**2 + sigma**2) if math.isfinite(se) else float("nan")
+    z = (mean - target) / denom if denom and math.isfinite(denom) else None
+    if reasons:
+        verdict: Verdict = "inconclusive"
+    elif z is None:
+        verdict, reasons = "inconclusive", ["standard error unavailable"]
+    else:
+        verdict = "agree" if abs(z) <= rule.z_crit else "disagree"
+    return CrossCheck(
+        case,
+        exact,
+        mean,
+        se,
+        ess,
+        rhat,
+        nbeta,
+        target,
+        sigma,
+        ref_value,
+        z,
+        verdict,
+        tuple(reasons),
+        rule,
+        seconds,
+    )
+
+
+def format_lam(value: sp.Rational | None) -> str:
+    return "—" if value is None else str(value)

@@ -1,0 +1,95 @@
+"""Torch realisations of verification cases: potentials K(w) and regression losses with data.
+
+Regression losses are L(w) = ½·mean_i ‖y_i − f_w(x_i)‖² (Gaussian noise of unit variance, up to a
+constant), so K(w) = ½·E‖f_w(x) − f_0(x)‖² and λ is that of the case's exact answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sympy as sp
+import torch
+from torch import Tensor
+
+from .cases import DLNCase, PotentialCase, RRRCase
+
+__all__ = ["RegressionProblem", "polynomial_potential", "regression_problem"]
+
+
+def polynomial_potential(
+    K: sp.Expr, variables: tuple[sp.Symbol, ...]
+) -> Callable[[Tensor], Tensor]:
+    """K as a torch function of w[..., d] (parameters on the last axis, leading axes for chains)."""
+    terms = [(float(c), m) for m, c in sp.Poly(K, *variables).terms()]
+
+    def potential(w: Tensor) -> Tensor:
+        total = torch.zeros(w.shape[:-1], dtype=w.dtype, device=w.device)
+        for c, m in terms:
+            t = torch.full_like(total, c)
+            for j, e in enumerate(m):
+                if e:
+                    t = t * w[..., j] ** e
+            total = total + t
+        return total
+
+    return potential
+
+
+@dataclass(frozen=True)
+class RegressionProblem:
+    """A loss in functional style, the true parameter w* and the data (x, y)."""
+
+    loss_fn: Callable[[dict[str, Tensor], tuple[Tensor, Tensor]], Tensor]
+    params: dict[str, Tensor]
+    data: tuple[Tensor, Tensor]
+
+
+def _chain_forward(mats: list[Tensor], x: Tensor) -> Tensor:
+    for W in mats:
+        x = x @ W.T
+    return x
+
+
+def regression_problem(
+    case: RRRCase | DLNCase | PotentialCase, n: int, generator: torch.Generator
+) -> RegressionProblem:
+    """Data from the case's true model with unit Gaussian noise; w* at the most singular point.
+
+    Linear networks: the true map has rank r and w* factors it with zero blocks beyond rank r
+    (at r = 0, w* = 0). Normal crossing: y = x·Π w_j^(k_j) + noise with w* = 0.
+    """
+    g = generator
+    if isinstance(case, PotentialCase):
+        k = [sp.Poly(case.K, *case.variables).degree(v) // 2 for v in case.variables]
+        d = len(k)
+
+        def f(p: dict[str, Tensor], x: Tensor) -> Tensor:
+            w = p["w"]
+            return x * torch.prod(torch.stack([w[j] ** k[j] for j in range(d)]))
+
+        x = torch.randn(n, 1, generator=g, dtype=torch.float64)
+        y = torch.randn(n, 1, generator=g, dtype=torch.float64)
+        params = {"w": torch.zeros(d, dtype=torch.float64)}
+    else:
+        widths = list(case.widths)
+        r = case.r
+        params = {}
+        for i, (a, b) in enumerate(itertools.pairwise(widths)):
+            W = torch.zeros(b, a, dtype=torch.float64)
+            W[:r, :r] = torch.eye(r, dtype=torch.float64) if r else W[:r, :r]
+            params[f"W{i}"] = W
+
+        def f(p: dict[str, Tensor], x: Tensor) -> Tensor:
+            return _chain_forward([p[f"W{i}"] for i in range(len(widths) - 1)], x)
+
+        x = torch.randn(n, widths[0], generator=g, dtype=torch.float64)
+        y = f(params, x) + torch.randn(n, widths[-1], generator=g, dtype=torch.float64)
+
+    def loss_fn(p: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
+        xb, yb = batch
+        return 0.5 * (yb - f(p, xb)).square().sum(-1).mean()
+
+    return RegressionProblem(loss_fn, params, (x, y))
