@@ -1,0 +1,132 @@
+"""The cross-check rule, the closed-form checker, the report writer and the CLI."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+import sympy as sp
+
+import rlct
+from numeric.diagnostics import Finding
+from verification.catalogue import Entry, Settings
+from verification.closed_forms import check_closed_forms
+from verification.crosscheck import DecisionRule, decide
+from verification.pytest_plugin import assert_llc_matches
+from verification.report import Report, run_cases, write_report
+
+
+@dataclass(frozen=True)
+class FakeEstimate:
+    """The fields ``decide`` reads from an LLCEstimate."""
+
+    mean: float
+    stderr: float
+    ess: float = 1000.0
+    rhat: float = 1.0
+    nbeta: float = 1000.0
+    diagnostics: tuple = field(default=())
+
+
+@dataclass(frozen=True)
+class FakeReference:
+    value: float
+    abserr: float
+
+
+HALF = rlct.normal_crossing([1])  # λ = 1/2, m = 1
+TIE = rlct.normal_crossing([1, 1])  # λ = 1/2, m = 2
+
+
+def test_agree_within_z_crit():
+    c = decide("x²", HALF, FakeEstimate(0.52, 0.01))
+    assert c.verdict == "agree"
+    assert c.z == pytest.approx(2.0)
+
+
+def test_disagree_beyond_z_crit():
+    c = decide("x²", HALF, FakeEstimate(0.60, 0.01))
+    assert c.verdict == "disagree"
+    assert c.z == pytest.approx(10.0)
+
+
+def test_multiplicity_bias_shifts_the_target():
+    # target = 1/2 − (2−1)/log(1000) = 0.5 − 0.14476...; σ_bias = half of the shift.
+    c = decide("x²y²", TIE, FakeEstimate(0.36, 0.01))
+    shift = 1 / sp.log(1000).evalf()
+    assert c.target == pytest.approx(0.5 - float(shift))
+    assert c.bias_sigma == pytest.approx(float(shift) / 2)
+    assert c.verdict == "agree"
+
+
+def test_reference_replaces_the_expansion():
+    c = decide("x²", HALF, FakeEstimate(0.45, 0.01), reference=FakeReference(0.45, 0.001))
+    assert c.target == 0.45
+    assert c.verdict == "agree"
+
+
+@pytest.mark.parametrize(
+    ("estimate", "reason"),
+    [
+        (FakeEstimate(0.5, 0.01, ess=20.0), "ESS"),
+        (FakeEstimate(0.5, 0.01, rhat=1.3), "R-hat"),
+        (
+            FakeEstimate(
+                0.5, 0.01, diagnostics=(Finding("diverged", "error", "chain 3 blew up", {}),)
+            ),
+            "diverged",
+        ),
+    ],
+)
+def test_broken_chains_are_never_agree(estimate, reason):
+    c = decide("x²", HALF, estimate)
+    assert c.verdict == "inconclusive"
+    assert any(reason in r for r in c.reasons)
+
+
+def test_bounds_are_not_compared():
+    x, y = sp.symbols("x y")
+    c = decide("(x−y)²", rlct.from_polynomial((x - y) ** 2, (x, y)), FakeEstimate(0.5, 0.01))
+    assert c.verdict == "no exact value"
+
+
+def test_assert_llc_matches_fails_with_the_numbers():
+    assert_llc_matches(FakeEstimate(0.5, 0.01), HALF)
+    with pytest.raises(pytest.fail.Exception, match=r"0\.7 ± 0\.01 vs exact λ = 1/2"):
+        assert_llc_matches(FakeEstimate(0.7, 0.01), HALF)
+
+
+def test_closed_form_checker_finds_no_disagreement_in_linear_networks():
+    summaries = {s.formula: s for s in check_closed_forms(max_size=3)}
+    rrr_dln = summaries["Aoyagi 2024 DLN (2 layers) vs Aoyagi–Watanabe RRR"]
+    # Shapes M, N, H ∈ {1,2,3} with every r ≤ min: Σ (min+1) = 27 + Σ min, and Σ min counts the
+    # triples with min ≥ 1, ≥ 2, ≥ 3: 27 + 8 + 1. So 27 + 36 = 63 rows.
+    assert rrr_dln.checked == 63
+    assert rrr_dln.disagreements == 0
+    assert summaries["Aoyagi–Watanabe RRR at full rank vs Jacobian rank"].disagreements == 0
+
+
+def _entry(name: str, mean: float) -> Entry:
+    def run(settings: Settings, seed: int):
+        return decide(name, HALF, FakeEstimate(mean, 0.01))
+
+    return Entry(name, "fake", run)
+
+
+def test_report_files_and_failed_cases(tmp_path):
+    records = run_cases([_entry("good", 0.5), _entry("bad", 0.9)], Settings(), progress=False)
+    report = Report(records, check_closed_forms(max_size=2), Settings(), 0.0)
+    assert [r.case for r in report.failed] == ["bad"]
+    path = write_report(report, tmp_path)
+    text = path.read_text()
+    assert "| good | 1/2 | 1 | 0.500 ± 0.010" in text
+    assert "disagree" in text
+    rows = json.loads((tmp_path / "records.json").read_text())
+    assert [r["verdict"] for r in rows] == ["agree", "disagree"]
+    assert (tmp_path / "records.csv").read_text().count("\n") == 3
+    assert (tmp_path / "llc_vs_exact.png").stat().st_size > 1000
+
+
+def test_decision_rule_is_described():
+    assert "3.0" in DecisionRule().describe()
