@@ -11,7 +11,6 @@ containing t·τ is cut out by the facets tight there; its codimension is the ra
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -108,6 +107,54 @@ class Face:
         return not self.directions
 
 
+def _double_description(points: Sequence[Vector], d: int) -> tuple[Facet, ...]:
+    """Facets of conv(points) + R^d_{≥0}; see :attr:`NewtonPolyhedron.facets`."""
+
+    # A ray is (w_0..w_{d−1}, c); constraint j < d is w_j ≥ 0, constraint d + i is ⟨w, a_i⟩ ≥ c.
+    def value(k: int, ray: tuple[int, ...]) -> int:
+        if k < d:
+            return ray[k]
+        a = points[k - d]
+        return sum(x * y for x, y in zip(ray, a)) - ray[d]
+
+    def normalise(ray: list[int]) -> tuple[int, ...]:
+        g = 0
+        for x in ray:
+            g = gcd(g, x)
+        return tuple(x // g for x in ray) if g > 1 else tuple(ray)
+
+    first = points[0]
+    rays = [(*tuple(int(i == j) for i in range(d)), first[j]) for j in range(d)]
+    rays.append((0,) * d + (-1,))
+    done = [*range(d), d]  # constraints processed so far
+    zeros = {r: frozenset(k for k in done if value(k, r) == 0) for r in rays}
+    for i in range(1, len(points)):
+        k = d + i
+        vals = {r: value(k, r) for r in rays}
+        plus = [r for r in rays if vals[r] > 0]
+        minus = [r for r in rays if vals[r] < 0]
+        keep = [r for r in rays if vals[r] >= 0]
+        done.append(k)
+        new = []
+        for rp in plus:
+            for rm in minus:
+                common = zeros[rp] & zeros[rm]
+                if len(common) < d - 1:
+                    continue  # adjacent rays share d − 1 tight constraints in dimension d + 1
+                if any(r not in (rp, rm) and common <= zeros[r] for r in rays):
+                    continue
+                ray = normalise([vals[rp] * b - vals[rm] * a for a, b in zip(rp, rm)])
+                new.append(ray)
+        for r in keep:
+            if vals[r] == 0:
+                zeros[r] = zeros[r] | {k}
+        for r in new:
+            zeros[r] = frozenset(j for j in done if value(j, r) == 0)
+        rays = list(dict.fromkeys(keep + new))
+    facets = {Facet(r[:d], r[d]) for r in rays if any(r[:d])}
+    return tuple(sorted(facets, key=lambda f: (f.normal, f.offset)))
+
+
 class NewtonPolyhedron:
     """P = conv(A) + R^d_{≥0} for exponent vectors A (non-negative integers, not containing 0)."""
 
@@ -133,40 +180,44 @@ class NewtonPolyhedron:
 
     @cached_property
     def facets(self) -> tuple[Facet, ...]:
-        """All facets, found as hyperplanes through k points of A and parallel to d−k unit directions."""
-        d, pts = self.dim, self.minimal_points
-        found: set[Facet] = set()
-        for k in range(1, min(d, len(pts)) + 1):
-            for chosen in itertools.combinations(pts, k):
-                base = chosen[0]
-                diffs = [[a - b for a, b in zip(p, base)] for p in chosen[1:]]
-                for dirs in itertools.combinations(range(d), d - k):
-                    rows = diffs + [[1 if j == i else 0 for j in range(d)] for i in dirs]
-                    null = _nullspace(rows, d)
-                    if len(null) != 1:
-                        continue
-                    w = _primitive(null[0])
-                    if any(x < 0 for x in w):
-                        w = tuple(-x for x in w)
-                    if any(x < 0 for x in w):
-                        continue  # mixed signs: not a supporting hyperplane of P
-                    c = sum(a * b for a, b in zip(w, base))
-                    if all(sum(a * b for a, b in zip(w, p)) >= c for p in pts):
-                        found.add(Facet(w, c))
-        return tuple(sorted(found, key=lambda f: (f.normal, f.offset)))
+        """All facets, as the extreme rays of the cone of valid inequalities (double description).
+
+        A facet ⟨w, x⟩ ≥ c of P is an extreme ray (w, c) ≠ (0, −1) of the pointed cone
+        C = {(w, c) : w ≥ 0, ⟨w, a⟩ − c ≥ 0 for a ∈ A}. C is built one point at a time by the
+        double description method (Motzkin et al.), in exact integer arithmetic with the
+        combinatorial adjacency test.
+        """
+        return _double_description(self.minimal_points, self.dim)
+
+    @cached_property
+    def _incidence(self) -> tuple[dict[Vector, int], tuple[int, ...]]:
+        """Bit masks over facets: the facets containing each point, and those with w_j = 0."""
+        facets = self.facets
+        point_mask = {
+            p: sum(1 << i for i, f in enumerate(facets) if f.contains(p)) for p in self.points
+        }
+        dir_mask = tuple(
+            sum(1 << i for i, f in enumerate(facets) if f.normal[j] == 0) for j in range(self.dim)
+        )
+        return point_mask, dir_mask
+
+    def _face_from_mask(self, tight: int) -> Face:
+        """The face cut out by the facets in the bit mask ``tight`` (closed under containment)."""
+        point_mask, dir_mask = self._incidence
+        pts = tuple(p for p in self.points if point_mask[p] & tight == tight)
+        dirs = tuple(j for j in range(self.dim) if dir_mask[j] & tight == tight)
+        closed = -1
+        for p in pts:
+            closed &= point_mask[p]
+        for j in dirs:
+            closed &= dir_mask[j]
+        facets = tuple(f for i, f in enumerate(self.facets) if closed >> i & 1)
+        dim = self.dim - rank_of([f.normal for f in facets]) if facets else self.dim
+        return Face(pts, facets, dirs, dim)
 
     def _face_from_facets(self, tight: Iterable[Facet]) -> Face:
-        tight = tuple(tight)
-        pts = tuple(p for p in self.points if all(f.contains(p) for f in tight))
-        dirs = tuple(j for j in range(self.dim) if all(f.normal[j] == 0 for f in tight))
-        # The face's full set of tight facets, then its dimension d − rank(normals).
-        closed = tuple(
-            f
-            for f in self.facets
-            if all(f.contains(p) for p in pts) and all(f.normal[j] == 0 for j in dirs)
-        )
-        dim = self.dim - rank_of([f.normal for f in closed]) if closed else self.dim
-        return Face(pts, closed, dirs, dim)
+        index = {f: i for i, f in enumerate(self.facets)}
+        return self._face_from_mask(sum(1 << index[f] for f in set(tight)))
 
     @cached_property
     def faces(self) -> tuple[Face, ...]:
@@ -188,13 +239,43 @@ class NewtonPolyhedron:
             frontier = nxt
         return tuple(sorted(seen.values(), key=lambda f: (f.dim, f.points)))
 
-    @cached_property
-    def compact_faces(self) -> tuple[Face, ...]:
-        return tuple(f for f in self.faces if f.compact)
+    def _face_containing(self, pts: Iterable[Vector]) -> Face:
+        """The smallest face containing the given points of P."""
+        point_mask, _ = self._incidence
+        tight = -1
+        for p in pts:
+            tight &= point_mask[p]
+        return self._face_from_mask(tight & ((1 << len(self.facets)) - 1))
 
     @cached_property
     def vertices(self) -> tuple[Vector, ...]:
-        return tuple(f.points[0] for f in self.faces if f.dim == 0)
+        return tuple(p for p in self.minimal_points if self._face_containing([p]).dim == 0)
+
+    @cached_property
+    def compact_faces(self) -> tuple[Face, ...]:
+        """All compact faces, grown upward from the vertices.
+
+        A compact face G of dimension k+1 is the smallest face containing one of its compact facets
+        F and a vertex of G outside F, so joining compact faces with vertices reaches every compact
+        face; a join that is not compact has no compact face above it and is not grown further.
+        """
+        level = {}
+        for v in self.vertices:
+            f = self._face_containing([v])
+            level[f.facets] = f
+        found = dict(level)
+        while level:
+            nxt: dict[tuple[Facet, ...], Face] = {}
+            for face in level.values():
+                for v in self.vertices:
+                    if v in face.points:
+                        continue
+                    g = self._face_containing((*face.points, v))
+                    if g.compact and g.facets not in found and g.facets not in nxt:
+                        nxt[g.facets] = g
+            found.update(nxt)
+            level = nxt
+        return tuple(sorted(found.values(), key=lambda f: (f.dim, f.points)))
 
     def distance(self, tau: Sequence[Fraction | int]) -> Fraction:
         """The τ-distance t = min{s > 0 : s·τ ∈ P} (τ > 0)."""
