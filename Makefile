@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# The CPU build of torch first, so that the `torch` requirement does not pull a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,plots]'
+	$(PY) -m pip install --quiet -e '.[test,plots,ray]'
 	touch $(STAMP)
 
 report: $(STAMP)

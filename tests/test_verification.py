@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import pytest
@@ -130,3 +131,49 @@ def test_report_files_and_failed_cases(tmp_path):
 
 def test_decision_rule_is_described():
     assert "3.0" in DecisionRule().describe()
+
+
+def _fake_run(name: str, mean: float, settings: Settings, seed: int):
+    return decide(f"{name} seed={seed}", HALF, FakeEstimate(mean, 0.01))
+
+
+def _picklable_entries():
+    from functools import partial
+
+    return [
+        Entry(n, "fake", partial(_fake_run, n, m))
+        for n, m in [("a", 0.5), ("b", 0.51), ("c", 0.49)]
+    ]
+
+
+def test_process_pool_gives_the_same_records_as_serial():
+    entries = _picklable_entries()
+    serial = run_cases(entries, Settings(seed=7), workers=1, progress=False)
+    pooled = run_cases(entries, Settings(seed=7), workers=2, progress=False)
+    assert [r.case for r in serial] == ["a seed=7", "b seed=8", "c seed=9"]
+    assert [(r.case, r.z) for r in pooled] == [(r.case, r.z) for r in serial]
+
+
+def test_ray_engine_gives_the_same_records():
+    ray = pytest.importorskip("ray", reason="the Ray engine is an optional extra (`ray`)")
+    from verification.distributed import run_on_ray
+
+    entries = _picklable_entries()
+    serial = run_cases(entries, Settings(seed=3), progress=False)
+    # Ray workers import this test module by name: put its folder on their path.
+    tests_dir = str(Path(__file__).parent)
+    env = {"runtime_env": {"env_vars": {"PYTHONPATH": tests_dir}}}
+    remote = run_on_ray(entries, Settings(seed=3), num_cpus=2, init_kwargs=env)
+    assert not ray.is_initialized()
+    assert [(r.case, r.z, r.verdict) for r in remote] == [(r.case, r.z, r.verdict) for r in serial]
+
+
+def test_catalogue_entries_pickle():
+    import pickle
+
+    from verification.catalogue import catalogue
+
+    names = [e.name for e in catalogue(quick=False)]
+    assert len(names) == len(set(names))
+    for e in catalogue(quick=True):
+        assert pickle.loads(pickle.dumps(e)).name == e.name

@@ -23,10 +23,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=10_000, help="sample size n (default 10000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
+    p.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="where cases run (default local)",
+    )
+    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start one)")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)
     settings = Settings(n=a.n, num_chains=a.chains, seed=a.seed, device=a.device)
-    report = run_report(a.quick, settings, workers=a.workers, progress=not a.no_progress)
+    report = run_report(
+        a.quick,
+        settings,
+        workers=a.workers,
+        progress=not a.no_progress,
+        engine=a.engine,
+        ray_address=a.ray_address,
+    )
     path = write_report(report, a.out)
     print(format_table(report.records))
     print()

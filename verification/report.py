@@ -63,9 +63,26 @@ def run_cases(
     return tuple(out)
 
 
-def run_report(quick: bool, settings: Settings, workers: int = 1, progress: bool = True) -> Report:
+def run_report(
+    quick: bool,
+    settings: Settings,
+    workers: int = 1,
+    progress: bool = True,
+    engine: str = "local",
+    ray_address: str | None = None,
+) -> Report:
+    """Run the catalogue with the local engine (``workers`` processes) or on Ray, then the
+    closed-form checks."""
     t0 = time.perf_counter()
-    records = run_cases(catalogue(quick), settings, workers, progress)
+    entries = catalogue(quick)
+    if engine == "ray":
+        from .distributed import run_on_ray
+
+        records = run_on_ray(entries, settings, address=ray_address, num_cpus=workers)
+    elif engine == "local":
+        records = run_cases(entries, settings, workers, progress)
+    else:
+        raise ValueError(f"unknown engine {engine!r}: use 'local' or 'ray'")
     closed = check_closed_forms(max_size=4 if quick else 6, seed=settings.seed)
     return Report(records, closed, settings, time.perf_counter() - t0)
 
