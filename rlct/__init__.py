@@ -22,11 +22,36 @@ from .errors import (
 )
 from .newton import from_ideal, from_polynomial, ideal_analysis, newton_analysis
 from .normal_crossing import normal_crossing
+from .quadratic import (
+    GenericRank,
+    generic_rank,
+    generic_rank_certificate,
+    jacobian,
+    jacobian_rank,
+    modular_addition_data,
+)
+from .quadratic import llc as quadratic_llc
+from .quadratic_theorems import (
+    TheoremCheck,
+    TheoremValue,
+    check_theorems,
+    corollary_5_3,
+    theorem_4_1,
+    theorem_4_2,
+    theorem_5_1,
+    theorem_5_2,
+    theorem_5_5,
+    theorem_G_1,
+    theorem_G_2,
+    theorem_G_5,
+    theorem_G_6,
+)
 from .result import RLCT, Condition
 
 __all__ = [
     "RLCT",
     "Condition",
+    "GenericRank",
     "InvalidExponentError",
     "InvalidPriorError",
     "InvalidShapeError",
@@ -34,13 +59,32 @@ __all__ = [
     "NotNonNegativeError",
     "NotPolynomialError",
     "RLCTError",
+    "TheoremCheck",
+    "TheoremValue",
+    "check_theorems",
+    "corollary_5_3",
     "deep_linear_network",
     "dln_active_set",
     "from_ideal",
     "from_polynomial",
+    "generic_rank",
+    "generic_rank_certificate",
     "ideal_analysis",
+    "jacobian",
+    "jacobian_rank",
+    "modular_addition_data",
     "newton_analysis",
     "normal_crossing",
+    "quadratic_llc",
     "reduced_rank_regression",
     "regular_value",
+    "theorem_4_1",
+    "theorem_4_2",
+    "theorem_5_1",
+    "theorem_5_2",
+    "theorem_5_5",
+    "theorem_G_1",
+    "theorem_G_2",
+    "theorem_G_5",
+    "theorem_G_6",
 ]

@@ -127,13 +127,13 @@ def format_table(records: Sequence[CrossCheck]) -> str:
 
 def format_closed_forms(summaries: Sequence[ClosedFormSummary]) -> str:
     lines = [
-        "| formula | shapes checked | disagreements | smallest counterexample |",
-        "|---|---|---|---|",
+        "| formula | cases checked | disagreements | undecided | smallest counterexample |",
+        "|---|---|---|---|---|",
     ]
     for s in summaries:
         c = s.smallest_counterexample
         ce = "—" if c is None else f"{c.case}: formula {c.formula_value}, exact {c.exact_value}"
-        lines.append(f"| {s.formula} | {s.checked} | {s.disagreements} | {ce} |")
+        lines.append(f"| {s.formula} | {s.checked} | {s.disagreements} | {s.undecided} | {ce} |")
     return "\n".join(lines)
 
 
