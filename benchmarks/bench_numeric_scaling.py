@@ -1,0 +1,124 @@
+"""Time per SGLD step against chains (1–1024) and parameters (10²–10⁷), and peak memory (CPU).
+
+Model: a deep linear network x ↦ W3 W2 W1 x (three square layers of width h, D = 3h²) on
+noise-free data from itself (n = 4096, batch 64), so w* is an exact minimum. Each configuration
+runs in a fresh subprocess; peak RSS (ru_maxrss) there minus the RSS after building the data is
+set against the size of one [chains, D] float32 tensor, to check memory is O(chains × D) with no
+per-chain copies of the data. ε is fixed (no adaptation); the default gradient estimator
+(control variate, two forward/backward passes per step) is timed, and plain minibatch SGLD too.
+
+    python benchmarks/bench_numeric_scaling.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import torch
+
+
+def one(chains: int, dim: int, gradient: str, steps: int, threads: int) -> dict:
+    import numeric
+
+    torch.set_num_threads(threads)
+    h = max(2, round(math.sqrt(dim / 3)))
+    g = torch.Generator().manual_seed(0)
+    ws = {f"W{i}": torch.randn(h, h, generator=g) / math.sqrt(h) for i in range(3)}
+    x = torch.randn(4096, h, generator=g)
+
+    def f(p, xb):
+        return xb @ p["W0"].T @ p["W1"].T @ p["W2"].T
+
+    y = f(ws, x)
+
+    def loss_fn(p, b):
+        xb, yb = b
+        return 0.5 * (f(p, xb) - yb).square().sum(-1).mean()
+
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    kw = dict(
+        nbeta=100.0,
+        gamma=1.0,
+        step_size=1e-6,
+        num_chains=chains,
+        batch_size=64,
+        gradient=gradient,
+        integrator="euler",
+        progress=False,
+        full_loss_every=10**9,
+    )
+    numeric.estimate_llc(loss_fn, ws, (x, y), num_draws=2, num_burnin=0, **kw)  # warm-up
+    t = time.perf_counter()
+    numeric.estimate_llc(loss_fn, ws, (x, y), num_draws=steps, num_burnin=0, **kw)
+    dt = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    d = 3 * h * h
+    return dict(
+        chains=chains,
+        params=d,
+        gradient=gradient,
+        steps=steps,
+        ms_per_step=1e3 * dt / steps,
+        peak_rss_mb=peak / 2**20,
+        extra_mb=(peak - base) / 2**20,
+        state_mb=chains * d * 4 / 2**20,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--one", nargs=4, metavar=("CHAINS", "DIM", "GRADIENT", "STEPS"))
+    ap.add_argument("--json", default="benchmarks/out/bench_numeric_scaling.json")
+    args = ap.parse_args()
+    if args.one:
+        c, d, grad, s = args.one
+        print(json.dumps(one(int(c), int(d), grad, int(s), args.threads)))
+        return
+    chains = [1, 4, 16, 64, 256, 1024]
+    dims = [10**2, 10**3, 10**4, 10**5, 10**6] + ([] if args.quick else [10**7])
+    configs = [(c, 300, g, 100) for c in chains for g in ("control_variate", "minibatch")]
+    configs += [(1, d, "control_variate", 30 if d >= 10**6 else 100) for d in dims]
+    configs += [(8, d, "control_variate", 20 if d >= 10**6 else 100) for d in dims[:-1]]
+    rows = []
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    for c, d, grad, steps in configs:
+        out = (
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--threads",
+                    str(args.threads),
+                    "--one",
+                    str(c),
+                    str(d),
+                    grad,
+                    str(steps),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        row = json.loads(out)
+        rows.append(row)
+        print(out, flush=True)
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as fh:
+        json.dump(dict(torch=torch.__version__, threads=args.threads, rows=rows), fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

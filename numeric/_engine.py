@@ -1,0 +1,271 @@
+"""Driver shared by the data and potential estimators: adaptation, burn-in, draws, checks.
+
+Internal. The transitions themselves are the pure ``sgld.step`` / ``mala.step``; this module
+owns the loop, the traces (preallocated on the device, checked for non-finite values once per
+block rather than every step) and the rules that pick ε, the burn-in and the number of draws.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from numeric.diagnostics import autocorr_time, ess
+from numeric.errors import DivergenceError, InvalidInputError
+
+OnDivergence = Literal["raise", "continue"]
+CHECK_EVERY = 64  # steps between non-finite checks (one host sync each)
+BLOCK = 100  # burn-in block length for the stationarity test
+MAX_BURNIN_BLOCKS = 40
+MIN_DRAWS, MAX_DRAWS, TARGET_ESS = 200, 20_000, 400.0
+
+
+@dataclass
+class Traces:
+    """Traces [C, T] of one phase (torch, on the run's device)."""
+
+    loss: Tensor
+    ref: Tensor
+    dist: Tensor  # ‖w − w*‖² per draw (cheap; used for burn-in stationarity)
+
+
+def check_block(
+    delta: Tensor,
+    nbeta: float,
+    dim: int,
+    first_step: int,
+    *,
+    step_size: float,
+    kappa: float,
+    on_divergence: OnDivergence,
+    alive: Tensor,
+) -> Tensor:
+    """Raise (or mark chains dead) on non-finite or exploding nβ·(L − L*) in a block [C, b]."""
+    limit = 50.0 * (dim / 2 + 10.0)
+    scaled = delta * nbeta
+    bad = ~torch.isfinite(scaled) | (scaled > limit)
+    if not bool(bad.any()):
+        return alive
+    chains, steps = bad.nonzero(as_tuple=True)
+    order = torch.argsort(steps * bad.shape[0] + chains)
+    c, s = int(chains[order[0]]), int(steps[order[0]]) + first_step
+    value = float(scaled[chains[order[0]], steps[order[0]]])
+    ek = step_size * kappa
+    cause = (
+        f"step size ε = {step_size:.3g} is probably too large for nβ = {nbeta:.4g}"
+        + (
+            f" (ε·curvature ≈ {ek:.2g}; stable Langevin needs ε·curvature < 4 everywhere the chain "
+            "goes)"
+            if math.isfinite(ek)
+            else ""
+        )
+        + "; reduce step_size, or leave it None to have it chosen from the curvature"
+    )
+    if on_divergence == "raise":
+        what = (
+            "non-finite loss" if not math.isfinite(value) else f"exploding loss nβ·ΔL = {value:.3g}"
+        )
+        raise DivergenceError(what, chain=c, step=s, cause=cause)
+    dead = bad.any(dim=1)
+    return alive & ~dead
+
+
+class Runner:
+    """Holds the mutable loop state around a pure transition.
+
+    ``advance(k)`` runs k steps and returns the traces of those steps. ``transition`` maps the
+    current state to (new state, loss [C], ref [C]).
+    """
+
+    def __init__(
+        self,
+        state: object,
+        transition: Callable[[object, float], tuple[object, Tensor, Tensor]],
+        position_of: Callable[[object], Tensor],
+        center: Tensor,
+        *,
+        nbeta: float,
+        on_divergence: OnDivergence,
+        progress: bool,
+        total_hint: int,
+    ) -> None:
+        self.state = state
+        self.transition = transition
+        self.position_of = position_of
+        self.center = center
+        self.nbeta = nbeta
+        self.on_divergence = on_divergence
+        self.step_size = float("nan")
+        self.kappa = float("nan")
+        self.steps_done = 0
+        w = position_of(state)
+        self.alive = torch.ones(w.shape[0], dtype=torch.bool, device=w.device)
+        self.dim = w.shape[1]
+        self.pbar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            self.pbar = tqdm(total=total_hint, desc="SGLD", unit="step", file=sys.stderr)
+
+    def advance(self, k: int, *, track_dist: bool = True) -> Traces:
+        w = self.position_of(self.state)
+        c = w.shape[0]
+        loss = torch.empty(c, k, device=w.device, dtype=w.dtype)
+        ref = torch.empty_like(loss)
+        dist = torch.empty_like(loss) if track_dist else loss.new_empty(c, 0)
+        start = 0
+        for t in range(k):
+            if track_dist:
+                pos = self.position_of(self.state)
+                dist[:, t] = (pos - self.center).square().sum(-1)
+            self.state, lo, re = self.transition(self.state, self.step_size)
+            loss[:, t] = lo
+            ref[:, t] = re
+            if (t + 1) % CHECK_EVERY == 0 or t == k - 1:
+                self.alive = check_block(
+                    loss[:, start : t + 1] - ref[:, start : t + 1],
+                    self.nbeta,
+                    self.dim,
+                    self.steps_done + start,
+                    step_size=self.step_size,
+                    kappa=self.kappa,
+                    on_divergence=self.on_divergence,
+                    alive=self.alive,
+                )
+                if self.pbar is not None:
+                    self.pbar.update(t + 1 - start)
+                start = t + 1
+        self.steps_done += k
+        return Traces(loss, ref, dist)
+
+    def close(self) -> None:
+        if self.pbar is not None:
+            self.pbar.close()
+
+
+def stationary(prev: Traces, cur: Traces, nbeta: float) -> bool:
+    """Two consecutive burn-in blocks agree (|z| < 2 on nβ·ΔL and on ‖w − w*‖²)."""
+    for a, b in ((prev.loss - prev.ref, cur.loss - cur.ref), (prev.dist, cur.dist)):
+        x = a.double().cpu().numpy() * nbeta
+        y = b.double().cpu().numpy() * nbeta
+        if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+            return False
+        ex, ey = ess(x), ess(y)
+        vx, vy = x.var(ddof=1), y.var(ddof=1)
+        if not (ex > 1 and ey > 1):
+            return False
+        se = math.sqrt(vx / ex + vy / ey)
+        if se == 0:
+            continue
+        if abs(x.mean() - y.mean()) / se > 2.0:
+            return False
+    return True
+
+
+def burn_in_blocks(runner: Runner, max_blocks: int = MAX_BURNIN_BLOCKS) -> tuple[int, Traces]:
+    """Run blocks of ``BLOCK`` steps until two consecutive blocks agree (at least 2 blocks)."""
+    prev = runner.advance(BLOCK)
+    blocks = 1
+    while blocks < max_blocks:
+        cur = runner.advance(BLOCK)
+        blocks += 1
+        if stationary(prev, cur, runner.nbeta):
+            return blocks * BLOCK, _cat(prev, cur)
+        prev = cur
+    return blocks * BLOCK, _cat(prev, prev)
+
+
+def _cat(a: Traces, b: Traces) -> Traces:
+    return Traces(
+        *(
+            torch.cat([x, y], dim=1)
+            for x, y in zip((a.loss, a.ref, a.dist), (b.loss, b.ref, b.dist), strict=True)
+        )
+    )
+
+
+def draws_from_tail(
+    tail: Traces, num_chains: int, *, min_draws: int = MIN_DRAWS, target_ess: float = TARGET_ESS
+) -> int:
+    """Draws for ≈ ``target_ess`` effective samples given τ measured on the end of burn-in."""
+    x = (tail.loss - tail.ref).double().cpu().numpy()
+    tau = autocorr_time(x)
+    if not math.isfinite(tau):
+        return min_draws
+    return int(min(MAX_DRAWS, max(min_draws, math.ceil(target_ess * tau / num_chains))))
+
+
+def power_iteration(
+    hvp: Callable[[Tensor], Tensor], v0: Tensor, iters: int
+) -> tuple[Tensor, Tensor]:
+    """Largest-|eigenvalue| of each chain's Hessian by power iteration; v0 [C, D] warm start."""
+    v = v0 / v0.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+    lam = v.new_zeros(v.shape[0])
+    for _ in range(iters):
+        hv = hvp(v)
+        lam = (hv * v).sum(-1)
+        nrm = hv.norm(dim=-1, keepdim=True)
+        v = torch.where(nrm > 0, hv / nrm.clamp_min(1e-30), v)
+    return lam.abs(), v
+
+
+def adapt_checkpoints(steps: int) -> list[int]:
+    """Geometric checkpoints 0, 1, 2, 4, ... < steps at which the curvature is re-measured."""
+    out, k = [0], 1
+    while k < steps:
+        out.append(k)
+        k *= 2
+    return out
+
+
+def dual_averaging(
+    runner: Runner,
+    steps: int,
+    accept_of: Callable[[object], float],
+    target: float,
+) -> float:
+    """Nesterov dual averaging of log ε toward mean acceptance ``target`` (Hoffman & Gelman)."""
+    mu = math.log(10 * runner.step_size)
+    hbar, log_eps_bar, t0, gam, kap = 0.0, 0.0, 10.0, 0.05, 0.75
+    for t in range(1, steps + 1):
+        runner.advance(1)
+        a = accept_of(runner.state)
+        hbar = (1 - 1 / (t + t0)) * hbar + (target - a) / (t + t0)
+        log_eps = mu - math.sqrt(t) / gam * hbar
+        w = t**-kap
+        log_eps_bar = w * log_eps + (1 - w) * log_eps_bar
+        runner.step_size = math.exp(log_eps)
+    runner.step_size = math.exp(log_eps_bar)
+    return runner.step_size
+
+
+def validate_common(
+    nbeta: float,
+    gamma: float,
+    prior_precision: float,
+    step_size: float | None,
+    num_chains: int,
+    num_draws: int | None,
+    num_burnin: int | None,
+) -> None:
+    if not (isinstance(nbeta, (int, float)) and math.isfinite(nbeta) and nbeta > 0):
+        raise InvalidInputError(f"nbeta must be a finite number > 0, got {nbeta!r}")
+    if not (math.isfinite(gamma) and gamma >= 0):
+        raise InvalidInputError(f"gamma must be finite and ≥ 0, got {gamma!r}")
+    if not (math.isfinite(prior_precision) and prior_precision >= 0):
+        raise InvalidInputError(f"prior_precision must be finite and ≥ 0, got {prior_precision!r}")
+    if step_size is not None and not (math.isfinite(step_size) and step_size > 0):
+        raise InvalidInputError(f"step_size must be a finite number > 0, got {step_size!r}")
+    if not (isinstance(num_chains, int) and num_chains >= 1):
+        raise InvalidInputError(f"num_chains must be an int ≥ 1, got {num_chains!r}")
+    if num_draws is not None and not (isinstance(num_draws, int) and num_draws >= 1):
+        raise InvalidInputError(f"num_draws must be an int ≥ 1, got {num_draws!r}")
+    if num_burnin is not None and not (isinstance(num_burnin, int) and num_burnin >= 0):
+        raise InvalidInputError(f"num_burnin must be an int ≥ 0, got {num_burnin!r}")

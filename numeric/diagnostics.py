@@ -1,0 +1,285 @@
+"""Convergence diagnostics on [chain, draw] arrays, and findings about a run.
+
+* ``ess``: effective sample size of the mean (Stan/Geyer: split chains, pooled autocorrelation,
+  initial monotone sequence). ``mcse = sd / sqrt(ess)``.
+* ``split_rhat``: rank-normalised split R-hat (Vehtari et al. 2021): max of bulk and tail R-hat.
+* ``Finding``: one observation about a run (code, severity, message, numbers); ``format_findings``
+  renders them. The checks themselves are plain functions of arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import special, stats
+
+Severity = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic finding. ``values`` holds the numbers the message is based on."""
+
+    code: str
+    severity: Severity
+    message: str
+    values: Mapping[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"[{self.severity}] {self.code}: {self.message}"
+
+
+def format_findings(findings: Iterable[Finding]) -> str:
+    """One line per finding; ``"no findings"`` when there are none."""
+    lines = [str(f) for f in findings]
+    return "\n".join(lines) if lines else "no findings"
+
+
+# --------------------------------------------------------------------------------------------
+# ESS and R-hat
+
+
+def _as_2d(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim != 2:
+        raise ValueError(f"expected an array [chain, draw], got shape {x.shape}")
+    return x
+
+
+def _split(x: np.ndarray) -> np.ndarray:
+    """Split each chain into two halves (dropping the middle draw when the length is odd)."""
+    _c, t = x.shape
+    half = t // 2
+    return np.concatenate([x[:, :half], x[:, t - half :]], axis=0)
+
+
+def _autocov(x: np.ndarray) -> np.ndarray:
+    """Biased autocovariance of each row (FFT), lags 0..T-1."""
+    _c, t = x.shape
+    xc = x - x.mean(axis=1, keepdims=True)
+    nfft = 1 << (2 * t - 1).bit_length()
+    f = np.fft.rfft(xc, n=nfft, axis=1)
+    acov = np.fft.irfft(f * np.conj(f), n=nfft, axis=1)[:, :t]
+    return acov / t
+
+
+def autocorr_time(x: np.ndarray) -> float:
+    """Integrated autocorrelation time τ over [chain, draw] (Geyer initial monotone sequence).
+
+    τ = −1 + 2 Σ_k P_k, with P_k = ρ_{2k} + ρ_{2k+1} truncated at the first negative pair and
+    made monotone; ρ_t from the pooled within/between-chain variance estimate (Stan).
+    """
+    x = _as_2d(x)
+    c, t = x.shape
+    if t < 4:
+        return float("nan")
+    acov = _autocov(x)
+    chain_var = acov[:, 0] * t / (t - 1)
+    w = chain_var.mean()
+    b_over_t = x.mean(axis=1).var(ddof=1) if c > 1 else 0.0
+    var_plus = w * (t - 1) / t + b_over_t
+    if not np.isfinite(var_plus) or var_plus <= 0:
+        return float("nan")
+    rho = 1.0 - (w - acov.mean(axis=0)) / var_plus
+    rho[0] = 1.0
+    npairs = t // 2
+    pairs = rho[: 2 * npairs].reshape(npairs, 2).sum(axis=1)
+    neg = np.nonzero(pairs < 0)[0]
+    k = neg[0] if neg.size else npairs
+    pairs = np.minimum.accumulate(pairs[: max(k, 1)])
+    tau = -1.0 + 2.0 * pairs.sum()
+    return float(max(tau, 1.0 / np.log10(max(c * t, 10))))
+
+
+def per_chain_ess(x: np.ndarray) -> np.ndarray:
+    """ESS of each chain's mean separately (Geyer initial monotone sequence, vectorised)."""
+    x = _as_2d(x)
+    c, t = x.shape
+    if t < 4:
+        return np.full(c, np.nan)
+    acov = _autocov(x)
+    var0 = acov[:, :1]
+    rho = np.divide(acov, var0, out=np.zeros_like(acov), where=var0 > 0)
+    npairs = t // 2
+    pairs = rho[:, : 2 * npairs].reshape(c, npairs, 2).sum(axis=2)
+    neg = pairs < 0
+    first = np.where(neg.any(axis=1), neg.argmax(axis=1), npairs)
+    keep = np.arange(npairs)[None, :] < np.maximum(first, 1)[:, None]
+    mono = np.minimum.accumulate(np.where(keep, pairs, np.inf), axis=1)
+    tau = -1.0 + 2.0 * np.where(keep, mono, 0.0).sum(axis=1)
+    tau = np.maximum(tau, 1.0 / np.log10(max(t, 10)))
+    return t / tau
+
+
+def ess(x: np.ndarray) -> float:
+    """Effective sample size of the mean of ``x`` [chain, draw], split chains (Stan's ess)."""
+    x = _as_2d(x)
+    if x.shape[1] < 4:
+        return float("nan")
+    xs = _split(x)
+    tau = autocorr_time(xs)
+    return float(xs.size / tau) if np.isfinite(tau) else float("nan")
+
+
+def _rhat_raw(x: np.ndarray) -> float:
+    _c, t = x.shape
+    w = x.var(axis=1, ddof=1).mean()
+    b_over_t = x.mean(axis=1).var(ddof=1)
+    if w <= 0:
+        return 1.0 if b_over_t == 0 else float("inf")
+    return float(np.sqrt(((t - 1) / t * w + b_over_t) / w))
+
+
+def _rank_normalise(x: np.ndarray) -> np.ndarray:
+    r = stats.rankdata(x, method="average").reshape(x.shape)
+    return special.ndtri((r - 3 / 8) / (x.size + 1 / 4))
+
+
+def split_rhat(x: np.ndarray) -> float:
+    """Rank-normalised split R-hat over [chain, draw] (max of bulk and folded-tail R-hat)."""
+    x = _as_2d(x)
+    if x.shape[1] < 4:
+        return float("nan")
+    xs = _split(x)
+    bulk = _rhat_raw(_rank_normalise(xs))
+    tail = _rhat_raw(_rank_normalise(np.abs(xs - np.median(xs))))
+    return max(bulk, tail)
+
+
+# --------------------------------------------------------------------------------------------
+# Checks: each returns a tuple of findings (possibly empty).
+
+
+def check_below_reference(delta: np.ndarray, nbeta: float, stderr: float) -> tuple[Finding, ...]:
+    """Mean of L(w) − L(w*) significantly below zero: w* is not a local minimum."""
+    m = float(np.mean(delta)) * nbeta
+    if m + 3 * stderr < 0:
+        return (
+            Finding(
+                "below_reference_loss",
+                "warning",
+                f"sampled loss is below L(w*) on average: nβ·(E[L] − L(w*)) = {m:.4g} "
+                f"(stderr {stderr:.2g}); w* is not a local minimum of the loss — train further "
+                "or check w*",
+                {"llc": m, "stderr": stderr},
+            ),
+        )
+    return ()
+
+
+def check_mixing(
+    per_chain: np.ndarray,
+    per_chain_stderr: np.ndarray,
+    rhat: float,
+    ess_value: float,
+    *,
+    min_ess: float = 100.0,
+    max_rhat: float = 1.05,
+) -> tuple[Finding, ...]:
+    """Low ESS, large R-hat, or per-chain estimates that disagree beyond their errors (χ²)."""
+    out: list[Finding] = []
+    if np.isfinite(ess_value) and ess_value < min_ess:
+        out.append(
+            Finding(
+                "low_ess",
+                "warning",
+                f"effective sample size {ess_value:.0f} < {min_ess:.0f}: the error bar is "
+                "unreliable; run more draws or chains",
+                {"ess": ess_value},
+            )
+        )
+    if np.isfinite(rhat) and rhat > max_rhat:
+        out.append(
+            Finding(
+                "rhat",
+                "warning",
+                f"split R-hat {rhat:.3f} > {max_rhat}: chains have not mixed",
+                {"rhat": rhat},
+            )
+        )
+    c = per_chain.size
+    se = np.asarray(per_chain_stderr, dtype=np.float64)
+    if c >= 2 and np.all(np.isfinite(se)) and np.all(se > 0):
+        wts = 1 / se**2
+        mu = np.sum(wts * per_chain) / np.sum(wts)
+        chi2 = float(np.sum(wts * (per_chain - mu) ** 2))
+        p = float(stats.chi2.sf(chi2, df=c - 1))
+        if p < 1e-3:
+            out.append(
+                Finding(
+                    "chains_disagree",
+                    "warning",
+                    f"per-chain estimates disagree beyond their standard errors "
+                    f"(χ² = {chi2:.1f} on {c - 1} dof, p = {p:.1g}): chains sample different "
+                    "regions or have not converged",
+                    {"chi2": chi2, "dof": float(c - 1), "p_value": p},
+                )
+            )
+    return tuple(out)
+
+
+def check_drift(delta: np.ndarray, nbeta: float) -> tuple[Finding, ...]:
+    """Geweke-style drift: mean of the first 20% of draws vs the last 50% (z with ESS errors)."""
+    x = _as_2d(delta) * nbeta
+    _c, t = x.shape
+    if t < 40:
+        return ()
+    a, b = x[:, : t // 5], x[:, t // 2 :]
+    ea, eb = ess(a), ess(b)
+    if not (np.isfinite(ea) and np.isfinite(eb)) or ea <= 1 or eb <= 1:
+        return ()
+    se = np.sqrt(a.var(ddof=1) / ea + b.var(ddof=1) / eb)
+    if se <= 0:
+        return ()
+    z = float((a.mean() - b.mean()) / se)
+    if abs(z) > 4:
+        return (
+            Finding(
+                "drift",
+                "warning",
+                f"the loss trace still drifts after burn-in (first 20% vs last 50% of draws: "
+                f"{a.mean():.4g} vs {b.mean():.4g}, z = {z:.1f}); increase num_burnin",
+                {"z": z, "early": float(a.mean()), "late": float(b.mean())},
+            ),
+        )
+    return ()
+
+
+def check_step_size(
+    noise_to_drift: float, minibatch_inflation: float, *, max_inflation: float = 1.1
+) -> tuple[Finding, ...]:
+    """Step-size health.
+
+    ``noise_to_drift``: RMS ratio ‖√ε ξ‖ / ‖(ε/2)∇U‖ over the draws. In equilibrium on a quadratic
+    well it is ≈ 2/√(ε·mean curvature) ≫ 1; near or below 1 the chain is optimising, not sampling.
+    ``minibatch_inflation``: 1 + ε·nβ²·tr Var(ĝ)/(4D), the predicted factor by which gradient noise
+    inflates the sampling temperature (and so the estimate).
+    """
+    out: list[Finding] = []
+    if np.isfinite(noise_to_drift) and noise_to_drift < 1.5:
+        out.append(
+            Finding(
+                "step_size_drift",
+                "warning",
+                f"the drift term is as large as the noise term (noise/drift = {noise_to_drift:.2f}"
+                "): the step size is too large for this nβ or the chain is far from equilibrium",
+                {"noise_to_drift": noise_to_drift},
+            )
+        )
+    if np.isfinite(minibatch_inflation) and minibatch_inflation > max_inflation:
+        out.append(
+            Finding(
+                "minibatch_noise",
+                "warning",
+                f"minibatch gradient noise inflates the temperature by ≈ {minibatch_inflation:.3f}"
+                " (1 + ε·nβ²·Var(ĝ)/4): the estimate is biased upward; use a smaller step size, a "
+                "larger batch, or gradient='control_variate'",
+                {"inflation": minibatch_inflation},
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,25 @@
+"""Exceptions raised by :mod:`numeric`: one narrow hierarchy instead of bare ``ValueError``."""
+
+from __future__ import annotations
+
+
+class NumericError(ValueError):
+    """Base class of every error raised by :mod:`numeric`."""
+
+
+class InvalidInputError(NumericError):
+    """An argument is malformed: wrong shape, empty data, non-finite w*, nβ ≤ 0, ε ≤ 0, ..."""
+
+
+class DivergenceError(NumericError, ArithmeticError):
+    """A chain produced a non-finite or exploding loss.
+
+    Attributes name the first offending chain and step and the likely cause, so a caller can act
+    (usually: a smaller step size for this nβ).
+    """
+
+    def __init__(self, message: str, *, chain: int, step: int, cause: str) -> None:
+        super().__init__(f"{message} (chain {chain}, step {step}): {cause}")
+        self.chain = chain
+        self.step = step
+        self.cause = cause

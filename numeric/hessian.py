@@ -1,0 +1,148 @@
+r"""Hessian-based measures at w*, to set beside the LLC (seed 003).
+
+* ``hessian_trace``: Hutchinson's estimator tr(H) = E[vᵀHv], v Rademacher (or Gaussian), with
+  Hv by double backward; the samples are batched (one HVP call for a block of probe vectors, via
+  ``torch.func.vmap``) and the standard error is sd/√(num_samples).
+* ``hessian_top_eigenvalues``: the k largest-magnitude eigenvalues by block power (subspace)
+  iteration with QR and a Rayleigh–Ritz step.
+
+``loss`` is either ``loss_fn(params, batch)`` with ``data`` (the loss is the full-data mean,
+accumulated over chunks of ``chunk_size``), or a function of ``params`` alone when ``data`` is
+None (e.g. a potential K applied to a 1-D tensor). ``params`` is a dict of tensors or a tensor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.func import vmap
+
+from numeric._params import flatten_params
+from numeric.errors import InvalidInputError
+from numeric.llc import data_len, take
+
+
+@dataclass(frozen=True)
+class HessianTrace:
+    mean: float
+    stderr: float
+    num_samples: int
+
+
+def _flat_loss(
+    loss: Callable[..., Tensor],
+    params: Mapping[str, Tensor] | Tensor,
+    data: Any,
+    chunk_size: int,
+) -> tuple[Callable[[Tensor], Tensor], Tensor]:
+    if isinstance(params, Tensor):
+        w0 = params.detach().reshape(-1).clone()
+        shape = params.shape
+        unflat: Callable[[Tensor], Any] = lambda f: f.reshape(shape)  # noqa: E731
+        if not bool(torch.isfinite(w0).all()):
+            raise InvalidInputError("params are not finite")
+    else:
+        w0, spec = flatten_params(params, dtype=None, device=None)
+        unflat = spec.unflatten
+    if data is None:
+        return (lambda f: loss(unflat(f))), w0
+    n = data_len(data)
+    if n == 0:
+        raise InvalidInputError("data is empty")
+
+    def full(f: Tensor) -> Tensor:
+        total = f.new_zeros(())
+        for s in range(0, n, chunk_size):
+            e = min(s + chunk_size, n)
+            total = total + loss(unflat(f), take(data, torch.arange(s, e))) * (e - s)
+        return total / n
+
+    return full, w0
+
+
+def _hvp_fn(f: Callable[[Tensor], Tensor], w0: Tensor) -> Callable[[Tensor], Tensor]:
+    """Hessian-vector products at w0 for a block of vectors [k, D]."""
+    w = w0.detach().requires_grad_(True)
+    with torch.enable_grad():
+        (g,) = torch.autograd.grad(f(w), w, create_graph=True)
+
+    def hvp(vs: Tensor) -> Tensor:
+        def one(v: Tensor) -> Tensor:
+            (hv,) = torch.autograd.grad(g, w, grad_outputs=v, retain_graph=True)
+            return hv
+
+        with torch.enable_grad():
+            try:
+                return vmap(one)(vs).detach()
+            except RuntimeError:  # some losses do not batch under vmap: fall back to a loop
+                return torch.stack([one(v) for v in vs]).detach()
+
+    return hvp
+
+
+def hessian_trace(
+    loss: Callable[..., Tensor],
+    params: Mapping[str, Tensor] | Tensor,
+    data: Any = None,
+    *,
+    num_samples: int = 100,
+    block: int = 16,
+    distribution: Literal["rademacher", "gaussian"] = "rademacher",
+    seed: int = 0,
+    chunk_size: int = 8192,
+) -> HessianTrace:
+    """Hutchinson estimate of tr(∇²L(w*)) with its standard error."""
+    if num_samples < 2:
+        raise InvalidInputError("num_samples must be ≥ 2")
+    f, w0 = _flat_loss(loss, params, data, chunk_size)
+    hvp = _hvp_fn(f, w0)
+    gen = torch.Generator(device=w0.device).manual_seed(seed)
+    vals = []
+    left = num_samples
+    while left > 0:
+        k = min(block, left)
+        v = torch.randn(k, w0.numel(), generator=gen, device=w0.device, dtype=w0.dtype)
+        if distribution == "rademacher":
+            v = torch.sign(v)
+        vals.append((hvp(v) * v).sum(-1))
+        left -= k
+    x = torch.cat(vals).double().cpu().numpy()
+    return HessianTrace(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size))
+
+
+def hessian_top_eigenvalues(
+    loss: Callable[..., Tensor],
+    params: Mapping[str, Tensor] | Tensor,
+    data: Any = None,
+    *,
+    k: int = 1,
+    num_iters: int = 100,
+    tol: float = 1e-6,
+    seed: int = 0,
+    chunk_size: int = 8192,
+) -> np.ndarray:
+    """The k largest-|λ| Hessian eigenvalues at w* (descending |λ|) by subspace iteration."""
+    f, w0 = _flat_loss(loss, params, data, chunk_size)
+    d = w0.numel()
+    if not 1 <= k <= d:
+        raise InvalidInputError(f"k must be in [1, {d}]")
+    hvp = _hvp_fn(f, w0)
+    gen = torch.Generator(device=w0.device).manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(d, k, generator=gen, device=w0.device, dtype=w0.dtype))
+    prev = None
+    for _ in range(num_iters):
+        z = hvp(q.T).T  # [d, k]
+        t = q.T @ z
+        evals, evecs = torch.linalg.eigh(0.5 * (t + t.T))
+        q, _ = torch.linalg.qr(z @ evecs)
+        if prev is not None and torch.allclose(evals, prev, rtol=tol, atol=tol * evals.abs().max()):
+            break
+        prev = evals
+    ev = evals.double().cpu().numpy()
+    return ev[np.argsort(-np.abs(ev))]

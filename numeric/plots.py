@@ -1,0 +1,29 @@
+"""Optional trace plots (``matplotlib``, the ``plots`` extra)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from numeric.result import LLCEstimate
+
+
+def plot_trace(est: LLCEstimate, *, ax: Any = None) -> Any:
+    """nβ·(L_B(w_t) − L_B(w*)) per chain (left) and its running mean with λ̂ ± stderr (right)."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(1, 2, figsize=(10, 3.5))
+    else:
+        fig = ax[0].figure
+    x = est.delta_trace * est.nbeta
+    for c in range(x.shape[0]):
+        ax[0].plot(x[c], lw=0.6, alpha=0.7)
+        ax[1].plot(np.cumsum(x[c]) / np.arange(1, x.shape[1] + 1), lw=0.8)
+    ax[0].set(xlabel="draw", ylabel="nβ·(L − L(w*))", title="traces")
+    ax[1].axhline(est.mean, color="k", lw=1)
+    ax[1].axhspan(est.mean - est.stderr, est.mean + est.stderr, color="k", alpha=0.15)
+    ax[1].set(xlabel="draw", ylabel="running mean", title=f"λ̂ = {est.mean:.3g} ± {est.stderr:.2g}")
+    fig.tight_layout()
+    return fig

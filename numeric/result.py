@@ -1,0 +1,141 @@
+"""Result types of the estimators (frozen dataclasses) and the statistics that fill them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from numeric.diagnostics import (
+    Finding,
+    check_below_reference,
+    check_drift,
+    check_mixing,
+    ess,
+    format_findings,
+    per_chain_ess,
+    split_rhat,
+)
+
+
+@dataclass(frozen=True)
+class LLCConfig:
+    """Every setting a run used, including the ones chosen automatically (and the rule used)."""
+
+    n: int
+    nbeta: float
+    nbeta_rule: str
+    gamma: float
+    prior_precision: float
+    step_size: float
+    step_size_rule: str
+    curvature: float  # κ = nβ·max|eig ∇²L| + γ + α where the chains were (nan if ε was given)
+    num_chains: int
+    num_draws: int
+    num_burnin: int
+    batch_size: int | None  # None: exact gradients (potentials)
+    seed: int
+    sampler: str  # "sgld" or "mala"
+    integrator: str  # "lm", "euler" (SGLD) or "mala"
+    gradient: str  # "control_variate", "minibatch" or "exact"
+    acceptance_rate: float  # MALA: mean acceptance over the draws; nan for SGLD
+    full_loss_every: int | None
+    num_params: int
+    device: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class FullDataLLC:
+    """The estimate from full-data losses L_n(w_t) evaluated every ``config.full_loss_every``."""
+
+    mean: float
+    std: float
+    stderr: float
+    per_chain: np.ndarray  # [C]
+    loss_trace: np.ndarray  # [C, T_full] L_n(w_t)
+    ess: float
+
+
+@dataclass(frozen=True)
+class LLCEstimate:
+    r"""λ̂ = nβ·(E[L(w)] − L(w*)) from SGLD/MALA draws, with error bars and findings.
+
+    ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − L_{B_t}(w*))``: each minibatch loss is compared
+    with the loss of w* on the same minibatch (a control variate that removes the batch-to-batch
+    noise of L_B, which would otherwise be multiplied by nβ). ``mean`` is their average;
+    ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of the between-chain and the
+    autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are L_B(w_t) and L_B(w*)
+    [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
+    n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None. ``full_data`` holds the
+    estimate from full-data losses (data models only).
+    """
+
+    mean: float
+    std: float
+    stderr: float
+    per_chain: np.ndarray
+    loss_trace: np.ndarray
+    ref_loss_trace: np.ndarray
+    init_loss: float
+    nbeta: float
+    ess: float
+    rhat: float
+    wbic: float | None
+    diagnostics: tuple[Finding, ...]
+    config: LLCConfig
+    full_data: FullDataLLC | None = None
+
+    @property
+    def delta_trace(self) -> np.ndarray:
+        """L_B(w_t) − L_B(w*) [chain, draw]."""
+        return self.loss_trace - self.ref_loss_trace
+
+    def __str__(self) -> str:
+        c = self.config
+        head = (
+            f"LLC = {self.mean:.4g} ± {self.stderr:.2g} (stderr; std over {c.num_chains} chains "
+            f"{self.std:.2g}), nβ = {self.nbeta:.4g} [{c.nbeta_rule}], γ = {c.gamma:g}, "
+            f"ε = {c.step_size:.3g} [{c.step_size_rule}], {c.num_burnin} burn-in + "
+            f"{c.num_draws} draws, ESS {self.ess:.0f}, R-hat {self.rhat:.3f}"
+        )
+        if self.full_data is not None:
+            head += f"\nfull-data LLC = {self.full_data.mean:.4g} ± {self.full_data.stderr:.2g}"
+        return head + "\n" + format_findings(self.diagnostics)
+
+
+@dataclass(frozen=True)
+class ChainStats:
+    mean: float
+    std: float
+    stderr: float
+    per_chain: np.ndarray
+    per_chain_stderr: np.ndarray
+    ess: float
+    rhat: float
+
+
+def chain_stats(delta: np.ndarray, nbeta: float) -> ChainStats:
+    """Statistics of nβ·delta over [chain, draw]: per-chain means, errors, ESS, R-hat."""
+    x = np.asarray(delta, dtype=np.float64)
+    c, t = x.shape
+    per_chain = nbeta * x.mean(axis=1)
+    mean = float(per_chain.mean())
+    std = float(per_chain.std(ddof=1)) if c > 1 else float("nan")
+    e = ess(x) if t >= 4 else float(x.size)
+    sd = float(x.std(ddof=1)) * nbeta if x.size > 1 else float("nan")
+    se_ess = sd / math.sqrt(e) if e > 0 else float("nan")
+    se_between = std / math.sqrt(c) if c > 1 else float("nan")
+    stderr = float(np.nanmax([se_ess, se_between]))
+    pc_se = nbeta * x.std(axis=1, ddof=1) / np.sqrt(np.maximum(per_chain_ess(x), 1.0))
+    rhat = split_rhat(x) if (t >= 4 and c * t >= 8) else float("nan")
+    return ChainStats(mean, std, stderr, per_chain, pc_se, e, rhat)
+
+
+def standard_findings(delta: np.ndarray, nbeta: float, st: ChainStats) -> tuple[Finding, ...]:
+    return (
+        check_below_reference(delta, nbeta, st.stderr)
+        + check_mixing(st.per_chain, st.per_chain_stderr, st.rhat, st.ess)
+        + check_drift(delta, nbeta)
+    )

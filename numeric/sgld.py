@@ -1,0 +1,117 @@
+r"""SGLD as a pure ``init`` / ``step`` pair over a state whose tensors have a leading chain axis.
+
+Target (REFERENCE §6): p(w) ∝ exp(−U(w)) with
+
+    U(w) = nβ·L(w) + (γ/2)‖w − w*‖² + (α/2)‖w‖²
+
+(γ: localisation around w*, α: precision of an optional Gaussian prior N(0, α⁻¹I)). With ĝ an
+unbiased estimate of ∇L(w) and drift d = nβ·ĝ + γ(w − w*) + αw, one step of size ε is
+
+    euler (Lau et al., devinterp):   w' = w − (ε/2)·d + √ε·σ·ξ_{t+1}
+    lm (Leimkuhler–Matthews 2013):   w' = w − (ε/2)·d + √ε·σ·(ξ_t + ξ_{t+1})/2
+
+with ξ ~ N(0, I) independent per chain and σ = ``noise_scale`` (1 for sampling; σ = 0 gives a
+plain gradient step). Both are first-order SDE discretisations; the LM scheme reuses the previous
+draw, costs nothing extra, has O(ε²) rather than O(ε) bias in the invariant measure, and is exact
+for Gaussian targets (variance 1/k instead of 1/(k(1 − εk/4)) for curvature k).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, NamedTuple
+
+import torch
+from torch import Tensor
+
+Integrator = Literal["euler", "lm"]
+
+
+class GradientEval(NamedTuple):
+    """What a gradient estimator returns at positions [C, D]."""
+
+    loss: Tensor  # [C] minibatch loss L_B(w) of each chain
+    ref_loss: Tensor  # [C] L_B(w*) on the same minibatch (0 when there is no data)
+    grad: Tensor  # [C, D] unbiased estimate of ∇L(w)
+
+
+class SGLDState(NamedTuple):
+    position: Tensor  # [C, D]
+    noise: Tensor  # [C, D] last standard-normal draw (used by the LM integrator)
+
+
+class SGLDInfo(NamedTuple):
+    loss: Tensor  # [C] L_B(w_t) at the position before the step
+    ref_loss: Tensor  # [C] L_B(w*) on the same minibatch
+    drift_sq: Tensor  # [C] ‖(ε/2)·d‖²
+    noise_sq: Tensor  # [C] ‖noise increment‖²
+
+
+GradientFn = Callable[[Tensor, torch.Generator], GradientEval]
+
+
+def init(position: Tensor, generator: torch.Generator) -> SGLDState:
+    """Initial state at ``position`` [C, D] with a fresh noise draw."""
+    noise = torch.randn(
+        position.shape, generator=generator, device=position.device, dtype=position.dtype
+    )
+    return SGLDState(position.detach().clone(), noise)
+
+
+def drift(
+    position: Tensor,
+    grad: Tensor,
+    *,
+    nbeta: float,
+    gamma: float,
+    center: Tensor,
+    prior_precision: float,
+) -> Tensor:
+    """d = nβ·ĝ + γ(w − w*) + αw (the gradient of U with ĝ in place of ∇L)."""
+    d = grad * nbeta
+    if gamma != 0.0:
+        d = d + gamma * (position - center)
+    if prior_precision != 0.0:
+        d = d + prior_precision * position
+    return d
+
+
+def step(
+    state: SGLDState,
+    generator: torch.Generator,
+    gradient_fn: GradientFn,
+    *,
+    step_size: float,
+    nbeta: float,
+    gamma: float,
+    center: Tensor,
+    prior_precision: float = 0.0,
+    integrator: Integrator = "lm",
+    noise_scale: float = 1.0,
+    with_norms: bool = False,
+) -> tuple[SGLDState, SGLDInfo]:
+    """One SGLD step for all chains; returns the new state and what the step saw.
+
+    ``drift_sq``/``noise_sq`` are computed only when ``with_norms`` (they cost two reductions).
+    """
+    w = state.position
+    ev = gradient_fn(w, generator)
+    with torch.no_grad():
+        d = drift(
+            w, ev.grad, nbeta=nbeta, gamma=gamma, center=center, prior_precision=prior_precision
+        )
+        xi = torch.randn(w.shape, generator=generator, device=w.device, dtype=w.dtype)
+        scale = (step_size**0.5) * noise_scale
+        if integrator == "lm":
+            inc = (state.noise + xi) * (0.5 * scale)
+        elif integrator == "euler":
+            inc = xi * scale
+        else:
+            raise ValueError(f"unknown integrator {integrator!r}")
+        move = d * (-0.5 * step_size)
+        new = w + move + inc
+        if with_norms:
+            drift_sq, noise_sq = move.square().sum(-1), inc.square().sum(-1)
+        else:
+            drift_sq = noise_sq = ev.loss.new_zeros(())
+    return SGLDState(new, xi), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq)

@@ -1,0 +1,150 @@
+"""Temperature sweep, Hessian measures, plotting, and the slow / GPU checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import numeric
+from numeric.hessian import hessian_top_eigenvalues, hessian_trace
+from numeric.reference import GaussianLinear, expected_llc
+from numeric.sweep import regress, temperature_sweep
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def _fake(mean: float, stderr: float) -> numeric.LLCEstimate:
+    est = numeric.estimate_llc_potential(
+        lambda w: w[..., 0] ** 2,
+        [0.0],
+        100,
+        num_chains=2,
+        num_draws=10,
+        num_burnin=0,
+        step_size=1e-3,
+    )
+    return type(est)(**{**est.__dict__, "mean": mean, "stderr": stderr})
+
+
+def test_regression_recovers_a_line() -> None:
+    nb = [1e2, 1e3, 1e4, 1e5]
+    ests = [_fake(0.5 - 1.0 / math.log(x), 0.01) for x in nb]
+    r = regress(nb, ests)
+    assert r.intercept == pytest.approx(0.5, abs=1e-9)
+    assert r.slope == pytest.approx(-1.0, abs=1e-9)
+    assert 0 < r.intercept_stderr < 1
+
+
+def test_sweep_on_a_regular_potential() -> None:
+    r = temperature_sweep(
+        numeric.estimate_llc_potential,
+        lambda w: w[..., 0] ** 4,
+        [0.0],
+        10_000,
+        nbetas=[1e2, 1e3, 1e4],
+        num_chains=8,
+        gamma=0.1,
+        seed=0,
+    )
+    assert abs(r.intercept - 0.25) < 4 * r.intercept_stderr  # m = 1: slope ≈ 0
+    assert abs(r.slope) < 4 * r.slope_stderr + 0.05
+    with pytest.raises(numeric.InvalidInputError):
+        temperature_sweep(
+            numeric.estimate_llc_potential, lambda w: w[..., 0] ** 4, [0.0], 100, nbetas=[10.0]
+        )
+
+
+def test_hessian_trace_and_top_eigenvalues_on_linear_model() -> None:
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(3000, 4, generator=g, dtype=torch.float64) * torch.tensor(
+        [1.0, 2.0, 3.0, 0.5], dtype=torch.float64
+    )
+    m = GaussianLinear(X, torch.randn(3000, generator=g, dtype=torch.float64))
+    w = {"w": torch.zeros(4, dtype=torch.float64)}
+    H = X.T @ X / 3000
+    tr = hessian_trace(m.loss_fn, w, m.data, num_samples=200, seed=1)
+    assert abs(tr.mean - float(torch.trace(H))) < 4 * tr.stderr
+    ev = hessian_top_eigenvalues(m.loss_fn, w, m.data, k=2)
+    assert ev == pytest.approx(torch.linalg.eigvalsh(H).flip(0)[:2].numpy(), rel=1e-6)
+    # a potential: a function of a tensor alone
+    ev = hessian_top_eigenvalues(lambda v: (torch.tensor([1.0, 5.0]) * v**2).sum(), torch.zeros(2))
+    assert ev[0] == pytest.approx(10.0)
+
+
+def test_trace_plot() -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from numeric.plots import plot_trace
+
+    est = numeric.estimate_llc_potential(
+        lambda w: w[..., 0] ** 2, [0.0], 1000, num_chains=3, num_draws=50, num_burnin=10, seed=0
+    )
+    fig = plot_trace(est)
+    assert len(fig.axes) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "K", "w_star"),
+    [
+        ("w^4", lambda w: w[..., 0] ** 4, [0.0]),
+        pytest.param(
+            "w1^2 w2^2",
+            lambda w: w[..., 0] ** 2 * w[..., 1] ** 2,
+            [0.0, 0.0],
+            marks=pytest.mark.xfail(
+                strict=False,
+                reason="known limitation: with γ = 1 the flat axes reach |w| ~ 2, where the "
+                "curvature is ~10⁴ times that at 0; MALA with one ε under-explores them and the "
+                "mean z is ≈ −1 (measured over 12 seeds)",
+            ),
+        ),
+    ],
+)
+def test_error_bars_are_calibrated(name: str, K, w_star: list[float]) -> None:
+    """Over 12 seeds the z-scores against expected_llc have mean ≈ 0 and sd ≈ 1."""
+    n = 10_000
+    ref = expected_llc(K, w_star, nbeta=n / math.log(n), gamma=1.0).value
+    z = np.array(
+        [
+            (e.mean - ref) / e.stderr
+            for e in (
+                numeric.estimate_llc_potential(K, w_star, n, num_chains=8, seed=s)
+                for s in range(12)
+            )
+        ]
+    )
+    assert abs(z.mean()) < 3 / math.sqrt(12) + 0.3, (name, z)
+    assert 0.4 < z.std() < 1.8, (name, z)
+
+
+@pytest.mark.slow
+def test_linear_regression_ten_parameters() -> None:
+    g = torch.Generator().manual_seed(1)
+    X = torch.randn(10_000, 10, generator=g)
+    m = GaussianLinear(X, X @ torch.randn(10, generator=g) + torch.randn(10_000, generator=g))
+    w_hat = m.minimiser()
+    est = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, num_chains=8, seed=0)
+    ref = expected_llc(m, w_hat, nbeta=est.nbeta, gamma=1.0).value
+    assert est.ess >= 100
+    assert abs(est.mean - 5.0) < 4 * est.stderr and abs(est.mean - ref) < 4 * est.stderr
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu_statistically() -> None:
+    m_cpu = GaussianLinear(torch.randn(5000, 4), torch.randn(5000))
+    w_hat = m_cpu.minimiser()
+    est = numeric.estimate_llc(
+        m_cpu.loss_fn, {"w": w_hat}, m_cpu.data, num_chains=64, seed=0, device="cuda"
+    )
+    assert est.config.device.startswith("cuda")
+    assert abs(est.mean - 2.0) < 4 * est.stderr

@@ -1,0 +1,229 @@
+"""estimate_llc / estimate_llc_potential against exact λ and against expected_llc.
+
+Tolerances are statistical: |λ̂ − target| ≤ 4·stderr (+ the quadrature error), after checking
+that the effective sample size is large enough for the stderr to mean something (ESS ≥ 100).
+Against the asymptotic λ the target is λ − (m−1)/log(nβ); every model here has m = 1 and
+γ = 1 ≪ nβ·curvature, so the localisation bias is far below the error bar (checked against
+expected_llc where that exists).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import numeric
+from numeric.errors import DivergenceError, InvalidInputError
+from numeric.reference import GaussianLinear, expected_llc
+
+N = 10_000
+NBETA = N / math.log(N)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Small models are dispatch-bound; one thread avoids OpenMP contention on a shared CPU."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def _assert_close(est: numeric.LLCEstimate, target: float, extra: float = 0.0) -> None:
+    assert est.ess >= 100, est
+    assert abs(est.mean - target) <= 4 * est.stderr + extra, (est.mean, target, est.stderr)
+
+
+def _linear(n: int = N, d: int = 4, seed: int = 0) -> tuple[GaussianLinear, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g)
+    y = X @ torch.randn(d, generator=g) + torch.randn(n, generator=g)
+    m = GaussianLinear(X, y)
+    return m, m.minimiser()
+
+
+def test_regular_linear_regression_recovers_d_over_2() -> None:
+    m, w_hat = _linear()
+    est = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, num_chains=4, seed=0)
+    _assert_close(est, 2.0)  # λ = d/2, m = 1
+    ref = expected_llc(m, w_hat, nbeta=est.nbeta, gamma=est.config.gamma)
+    _assert_close(est, ref.value)
+    assert est.full_data is not None
+    assert abs(est.full_data.mean - ref.value) <= 4 * est.full_data.stderr
+    assert est.config.nbeta_rule == "n/log n" and est.nbeta == pytest.approx(NBETA)
+    assert est.loss_trace.shape == (4, est.config.num_draws)
+    assert est.wbic is not None
+    assert not [f for f in est.diagnostics if f.severity != "info"], est.diagnostics
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_normal_crossing_monomials_at_origin(k: int) -> None:
+    K = lambda w: w[..., 0] ** (2 * k)  # noqa: E731
+    est = numeric.estimate_llc_potential(K, [0.0], N, num_chains=8, seed=k)
+    _assert_close(est, 1 / (2 * k))  # λ = 1/(2k), m = 1
+    ref = expected_llc(K, [0.0], nbeta=est.nbeta, gamma=est.config.gamma)
+    _assert_close(est, ref.value, ref.abserr)
+    assert est.config.sampler == "mala" and 0.5 < est.config.acceptance_rate < 0.95
+
+
+def test_normal_crossing_product_agrees_with_quadrature() -> None:
+    K = lambda w: w[..., 0] ** 2 * w[..., 1] ** 4  # noqa: E731  λ = 1/4, m = 1
+    est = numeric.estimate_llc_potential(K, [0.0, 0.0], N, num_chains=16, seed=0)
+    ref = expected_llc(K, [0.0, 0.0], nbeta=est.nbeta, gamma=est.config.gamma, num_points=401)
+    _assert_close(est, ref.value, ref.abserr)
+
+
+def test_unadjusted_langevin_on_potential() -> None:
+    K = lambda w: w[..., 0] ** 4  # noqa: E731
+    est = numeric.estimate_llc_potential(K, [0.0], N, num_chains=8, seed=5, metropolis=False)
+    ref = expected_llc(K, [0.0], nbeta=est.nbeta, gamma=est.config.gamma)
+    _assert_close(est, ref.value)
+
+
+def test_reduced_rank_regression_at_origin() -> None:
+    """y = BAx, M = N = H = 2, true rank r = 0: λ = [2·2·4 − 0 − 4]/8 = 3/2, m = 1 (Aoyagi).
+
+    The responses are noise-free (y = 0), so L_n(w) = ½·mean‖BAx‖² is the population loss with
+    the empirical input covariance and w* = 0 is its exact minimum.
+    """
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(N, 2, generator=g)
+    y = torch.zeros(N, 2)
+
+    def loss_fn(p: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]):
+        xb, yb = batch
+        return 0.5 * (yb - xb @ p["A"].T @ p["B"].T).square().sum(-1).mean()
+
+    w_star = {"A": torch.zeros(2, 2), "B": torch.zeros(2, 2)}
+    est = numeric.estimate_llc(loss_fn, w_star, (x, y), num_chains=8, seed=0)
+    _assert_close(est, 1.5)
+
+
+def test_same_seed_identical_and_chains_differ() -> None:
+    m, w_hat = _linear(n=500, d=3)
+    kw = dict(num_chains=3, num_draws=50, num_burnin=20, seed=11)
+    a = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **kw)
+    b = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **kw)
+    assert (a.loss_trace == b.loss_trace).all() and a.mean == b.mean
+    assert len(set(a.per_chain.tolist())) == 3
+    c = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **{**kw, "seed": 12})
+    assert not (a.loss_trace == c.loss_trace).all()
+
+
+def test_from_module_matches_functional_loss() -> None:
+    m, w_hat = _linear(n=2000, d=3)
+    lin = torch.nn.Linear(3, 1, bias=False)
+    with torch.no_grad():
+        lin.weight.copy_(w_hat[None])
+    loss_fn, params = numeric.from_module(
+        lin, lambda out, yy: 0.5 * (out[:, 0] - yy).square().mean()
+    )
+    kw = dict(num_chains=2, num_draws=30, num_burnin=10, seed=1, step_size=1e-4)
+    a = numeric.estimate_llc(loss_fn, params, m.data, **kw)
+    b = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **kw)
+    assert a.loss_trace == pytest.approx(b.loss_trace, rel=1e-4, abs=1e-6)
+
+
+def test_bad_inputs_raise_clear_errors() -> None:
+    m, w_hat = _linear(n=100, d=3)
+    ok = dict(num_chains=2, num_draws=5, num_burnin=0, step_size=1e-3)
+    with pytest.raises(InvalidInputError, match="loss_fn"):
+        numeric.estimate_llc(m.loss_fn, {"w": torch.zeros(5)}, m.data, **ok)
+    with pytest.raises(InvalidInputError, match="empty"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, (m.X[:0], m.y[:0]), **ok)
+    with pytest.raises(InvalidInputError, match="different lengths"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, (m.X, m.y[:50]), **ok)
+    with pytest.raises(InvalidInputError, match="not finite"):
+        numeric.estimate_llc(m.loss_fn, {"w": torch.tensor([0.0, math.nan, 1.0])}, m.data, **ok)
+    for bad in (0.0, -1.0, math.inf):
+        with pytest.raises(InvalidInputError, match="nbeta"):
+            numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, nbeta=bad, **ok)
+        with pytest.raises(InvalidInputError, match="step_size"):
+            numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **{**ok, "step_size": bad})
+    with pytest.raises(InvalidInputError, match="scalar"):
+        numeric.estimate_llc(lambda p, b: b[0] @ p["w"], {"w": w_hat}, m.data, **ok)
+    with pytest.raises(InvalidInputError, match="w_star"):
+        numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [[0.0]], 100)
+    with pytest.raises(InvalidInputError, match="shape"):
+        numeric.estimate_llc_potential(lambda w: w, [0.0, 0.0], 100)
+    with pytest.raises(InvalidInputError, match="nbeta"):
+        numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [0.0], 100, nbeta=-2.0)
+
+
+def test_divergence_names_chain_step_and_cause() -> None:
+    m, w_hat = _linear(n=1000, d=3)
+    with pytest.raises(DivergenceError, match="step size") as info:
+        numeric.estimate_llc(
+            m.loss_fn,
+            {"w": w_hat},
+            m.data,
+            num_chains=2,
+            num_draws=200,
+            num_burnin=0,
+            step_size=0.5,
+            seed=0,
+        )
+    assert info.value.chain in (0, 1) and info.value.step >= 0
+
+
+def test_keep_going_reports_dropped_chains() -> None:
+    # Unstable everywhere: every chain diverges, which still raises.
+    with pytest.raises(DivergenceError):
+        numeric.estimate_llc_potential(
+            lambda w: w[..., 0] ** 2,
+            [0.0],
+            1000,
+            num_chains=3,
+            num_draws=100,
+            num_burnin=0,
+            step_size=0.05,
+            metropolis=False,
+            on_divergence="continue",
+        )
+
+    # A loss that is NaN beyond |w| > 0.2 (3.4 posterior sd): some chains step out, the rest stay.
+    def K(w: torch.Tensor) -> torch.Tensor:
+        return torch.where(w[..., 0].abs() > 0.2, math.nan, w[..., 0] ** 2)
+
+    est = numeric.estimate_llc_potential(
+        K,
+        [0.0],
+        1000,
+        num_chains=64,
+        num_draws=400,
+        num_burnin=0,
+        step_size=1e-3,
+        metropolis=False,
+        on_divergence="continue",
+        seed=3,
+    )
+    (f,) = [f for f in est.diagnostics if f.code == "divergence"]
+    assert 0 < f.values["num_diverged"] < 64
+    assert len(est.per_chain) == 64 - f.values["num_diverged"]
+
+
+def test_w_star_not_a_minimum_is_reported() -> None:
+    m, w_hat = _linear(n=2000, d=3)
+    est = numeric.estimate_llc(
+        m.loss_fn, {"w": w_hat + 0.3}, m.data, num_chains=4, seed=0, num_draws=300, num_burnin=100
+    )
+    assert "below_reference_loss" in [f.code for f in est.diagnostics]
+    assert est.mean < 0
+
+
+def test_minibatch_noise_is_predicted() -> None:
+    m, w_hat = _linear(n=N, d=4)
+    est = numeric.estimate_llc(
+        m.loss_fn,
+        {"w": w_hat},
+        m.data,
+        num_chains=4,
+        seed=0,
+        gradient="minibatch",
+        batch_size=16,
+        num_draws=200,
+        num_burnin=200,
+    )
+    assert "minibatch_noise" in [f.code for f in est.diagnostics]
