@@ -57,3 +57,33 @@ def test_dln_cases_are_valid(case):
 def test_bad_inputs_raise_their_documented_error(bad):
     with pytest.raises(bad.error, match=bad.match):
         bad.call()
+
+
+@settings(max_examples=30)
+@given(vs.quadratic_cases())
+def test_quadratic_cases_rank_at_most_generic(case):
+    """The rank at any point is ≤ the generic rank; generic points attain it (exact λ = rank/2)."""
+    d, p, K = case.shape
+    rank = rlct.jacobian_rank(case.W, case.V, case.X)
+    generic = rlct.generic_rank(d, p, K, case.X)
+    assert rank <= generic
+    r = case.exact()
+    assert r.lower >= sp.Rational(rank, 2)
+    params = K * (d + p)
+    assert r.upper <= sp.Rational(params - K, 2)  # the K unit scalings are flat directions
+    if case.kind == "generic" and rank == generic:
+        assert r.exact
+        assert r.lam == sp.Rational(rank, 2)
+
+
+@settings(max_examples=20)
+@given(vs.quadratic_cases(data=False))
+def test_special_points_never_exceed_the_generic_point(case):
+    if case.kind == "generic":
+        return
+    d, p, K = case.shape
+    assert rlct.jacobian_rank(case.W, case.V) <= rlct.generic_rank(d, p, K)
+    if case.kind == "inactive unit":
+        # v_:1 = 0: unit 1 contributes nothing, and its w_1 is free: rank ≤ that of K − 1 units + p.
+        smaller = rlct.generic_rank(d, p, K - 1) if K > 1 else 0
+        assert rlct.jacobian_rank(case.W, case.V) <= smaller + p

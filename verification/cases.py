@@ -77,3 +77,31 @@ class DLNCase:
 
     def exact(self) -> RLCT:
         return rlct.deep_linear_network(list(self.widths), self.r)
+
+
+@dataclass(frozen=True)
+class QuadraticCase:
+    """A two-layer quadratic network f(x) = V (Wᵀx)² at the point (W, V), optional data X.
+
+    ``kind`` names how the point was drawn: "generic" (random integers: the rank is the generic
+    rank with probability one), or a special point where the rank can drop: "inactive unit"
+    (v_:j = 0), "zero feature" (w_j = 0), "parallel features" (w_2 = 2·w_1).
+    """
+
+    W: tuple[tuple[int, ...], ...]
+    V: tuple[tuple[int, ...], ...]
+    X: tuple[tuple[int, ...], ...] | None
+    kind: str
+    data: str = "none"
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return len(self.W), len(self.V), len(self.W[0])
+
+    @property
+    def name(self) -> str:
+        d, p, K = self.shape
+        return f"quadratic(d={d},p={p},K={K}, {self.kind}, data: {self.data})"
+
+    def exact(self) -> RLCT:
+        return rlct.quadratic_llc(self.W, self.V, self.X)

@@ -76,8 +76,13 @@ def decide(
     reference: object | None = None,
     rule: DecisionRule = DecisionRule(),
     seconds: float = float("nan"),
+    systematic: float = 0.0,
 ) -> CrossCheck:
-    """Compare an ``LLCEstimate`` with an exact ``RLCT`` (and an optional ``ExpectedLLC``)."""
+    """Compare an ``LLCEstimate`` with an exact ``RLCT`` (and an optional ``ExpectedLLC``).
+
+    ``systematic`` is an extra, documented source of bias added to σ_bias in quadrature (e.g.
+    localising at the true parameter instead of a minimum of L_n, see :mod:`verification.catalogue`).
+    """
     mean, se = float(estimate.mean), float(estimate.stderr)
     ess, rhat, nbeta = float(estimate.ess), float(estimate.rhat), float(estimate.nbeta)
     reasons: list[str] = []
@@ -107,6 +112,7 @@ def decide(
     else:
         shift = (m - 1) / math.log(nbeta)
         target, sigma = lam - shift, 0.5 * shift
+    sigma = math.hypot(sigma, systematic)
     if not math.isfinite(ess) or ess < rule.min_ess:
         reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
     if not math.isfinite(rhat) or rhat > rule.max_rhat:

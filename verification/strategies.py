@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import rlct
 
-from .cases import DLNCase, PotentialCase, RRRCase
+from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 
 __all__ = [
     "BadInput",
@@ -35,6 +35,8 @@ __all__ = [
     "dln_cases",
     "newton_polynomials",
     "normal_crossing_cases",
+    "quadratic_cases",
+    "quadratic_shapes",
     "rrr_cases",
     "seeds",
 ]
@@ -209,3 +211,43 @@ def bad_inputs(draw):
     """Invalid inputs for the exact layer, each with the documented error it must raise."""
     maker = draw(st.sampled_from([_bad_normal_crossing, _bad_rrr, _bad_polynomial]))
     return maker(draw)
+
+
+@st.composite
+def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
+    """(d, p, K) for a two-layer quadratic network."""
+    return draw(st.integers(1, max_d)), draw(st.integers(1, max_p)), draw(st.integers(1, max_K))
+
+
+_SPECIAL = ("inactive unit", "zero feature", "parallel features")
+
+
+@st.composite
+def quadratic_cases(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6, data: bool | None = None):
+    """A quadratic network at a generic integer point or at a special point where the rank can
+    drop, with random integer inputs (n = d + 3), modular-addition inputs, or no data."""
+    d, p, K = draw(quadratic_shapes(max_d, max_p, max_K))
+    ints = st.integers(-5, 5).filter(bool)
+    W = [[draw(ints) for _ in range(K)] for _ in range(d)]
+    V = [[draw(ints) for _ in range(K)] for _ in range(p)]
+    kinds = ("generic", *_SPECIAL) if K >= 2 else ("generic", "inactive unit", "zero feature")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "inactive unit":
+        for row in V:
+            row[0] = 0
+    elif kind == "zero feature":
+        for row in W:
+            row[0] = 0
+    elif kind == "parallel features":
+        for row in W:
+            row[1] = 2 * row[0]
+    use_data = draw(st.booleans()) if data is None else data
+    X, label = None, "none"
+    if use_data:
+        if d % 2 == 0 and d >= 4 and draw(st.booleans()):
+            X = tuple(map(tuple, rlct.modular_addition_data(d // 2)[0].astype(int).tolist()))
+            label = f"modular addition q={d // 2}"
+        else:
+            X = tuple(tuple(draw(st.integers(-3, 3)) for _ in range(d)) for _ in range(d + 3))
+            label = f"random X n={d + 3}"
+    return QuadraticCase(tuple(map(tuple, W)), tuple(map(tuple, V)), X, kind, label)
