@@ -177,3 +177,23 @@ def test_catalogue_entries_pickle():
     assert len(names) == len(set(names))
     for e in catalogue(quick=True):
         assert pickle.loads(pickle.dumps(e)).name == e.name
+
+
+def test_crosscheck_on_a_normal_crossing_potential_agrees():
+    from verification import crosscheck
+    from verification.cases import PotentialCase
+
+    w = sp.Symbol("w", real=True)
+    case = PotentialCase("w⁴", w**4, (w,), (sp.Integer(0),), sp.Rational(1, 4), 1)
+    check = crosscheck(case, Settings(n=10_000, num_chains=4, seed=1))
+    assert check.exact.lam == sp.Rational(1, 4)
+    assert check.verdict == "agree", check
+    assert check.reference is not None  # 1-D: the quadrature reference λ_β is used
+
+
+def test_crosscheck_refuses_a_quadratic_case_without_data():
+    from verification import crosscheck
+    from verification.cases import QuadraticCase
+
+    with pytest.raises(ValueError, match="needs data"):
+        crosscheck(QuadraticCase(((1,),), ((1,),), None, "generic"))

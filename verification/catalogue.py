@@ -171,18 +171,24 @@ def _quadratic_entry(case: QuadraticCase, reps: int) -> Entry:
 
 
 def _quadratic_case(d: int, p: int, K: int, seed: int, modular: bool) -> QuadraticCase:
+    """A teacher at a generic integer point: small integers are redrawn until the rank at the
+    point attains the generic rank of the class on these inputs (checked exactly)."""
     import random
 
     rng = random.Random(seed)
-    nz = [x for x in range(-6, 7) if x]
-    W = tuple(tuple(rng.choice(nz) for _ in range(K)) for _ in range(d))
-    V = tuple(tuple(rng.choice(nz) for _ in range(K)) for _ in range(p))
     if modular:
         X = tuple(map(tuple, rlct.modular_addition_data(d // 2)[0].astype(int).tolist()))
-        label = f"modular addition q={d // 2}, n = {len(X)} distinct inputs"
+        label = f"modular addition q={d // 2}, {len(X)} distinct inputs"
     else:
         X = tuple(tuple(rng.randint(-2, 2) for _ in range(d)) for _ in range(40))
         label = "40 random integer inputs"
+    generic = rlct.generic_rank(d, p, K, X)
+    nz = [x for x in range(-6, 7) if x]
+    for _ in range(50):
+        W = tuple(tuple(rng.choice(nz) for _ in range(K)) for _ in range(d))
+        V = tuple(tuple(rng.choice(nz) for _ in range(K)) for _ in range(p))
+        if rlct.jacobian_rank(W, V, X) == generic:
+            break
     return QuadraticCase(W, V, X, "generic", label)
 
 
@@ -245,3 +251,28 @@ def catalogue(quick: bool = False) -> list[Entry]:
         _quadratic_entry(_quadratic_case(6, 3, 4, 3, modular=True), reps=1112),
     ]
     return entries
+
+
+def crosscheck(
+    case: PotentialCase | RRRCase | DLNCase | QuadraticCase,
+    settings: Settings | None = None,
+    seed: int | None = None,
+) -> CrossCheck:
+    """Exact λ, an estimate and the verdict for one case (see :mod:`verification.crosscheck`).
+
+    Potentials run MALA on K at w* = 0; linear networks and normal-crossing regressions run SGLD
+    at their most singular true parameter; quadratic networks need data (``case.X``) and run
+    SGLD at a minimum of L_n next to the teacher.
+    """
+    s = settings or Settings()
+    seed = s.seed if seed is None else seed
+    if isinstance(case, QuadraticCase):
+        if case.X is None:
+            raise ValueError("a quadratic-network cross-check needs data: give the case inputs X")
+        reps = max(1, s.n // len(case.X))
+        return _run_quadratic(case, reps, s, seed)
+    if isinstance(case, PotentialCase):
+        return _run_potential(case, s, seed)
+    if isinstance(case, RRRCase | DLNCase):
+        return _run_regression(case, s, seed)
+    raise TypeError(f"no cross-check for {type(case).__name__}")
