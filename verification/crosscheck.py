@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
-
-import sympy as sp
 
 from rlct import RLCT
 
@@ -85,41 +84,36 @@ def decide(
     """
     mean, se = float(estimate.mean), float(estimate.stderr)
     ess, rhat, nbeta = float(estimate.ess), float(estimate.rhat), float(estimate.nbeta)
-    reasons: list[str] = []
+    record = partial(
+        CrossCheck, case, exact, mean, se, ess, rhat, nbeta, rule=rule, seconds=seconds
+    )
     if not exact.exact or exact.lam is None:
-        return CrossCheck(
-            case,
-            exact,
-            mean,
-            se,
-            ess,
-            rhat,
-            nbeta,
-            None,
-            0.0,
-            None,
-            None,
-            "no exact value",
-            ("the exact side is only a bound",),
-            rule,
-            seconds,
+        return record(
+            target=None,
+            bias_sigma=0.0,
+            reference=None,
+            z=None,
+            verdict="no exact value",
+            reasons=("the exact side is only a bound",),
         )
-    lam = float(exact.lam)
-    m = exact.mult or 1
     ref_value = None if reference is None else float(reference.value)
     if reference is not None:
         target, sigma = ref_value, float(reference.abserr)
     else:
-        shift = (m - 1) / math.log(nbeta)
-        target, sigma = lam - shift, 0.5 * shift
+        shift = ((exact.mult or 1) - 1) / math.log(nbeta)
+        target, sigma = float(exact.lam) - shift, 0.5 * shift
     sigma = math.hypot(sigma, systematic)
+    reasons: list[str] = []
     if not math.isfinite(ess) or ess < rule.min_ess:
         reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
     if not math.isfinite(rhat) or rhat > rule.max_rhat:
         reasons.append(f"R-hat {rhat:.3f} > {rule.max_rhat}")
-    errors = [f for f in estimate.diagnostics if getattr(f, "severity", "") == "error"]
-    reasons += [f"diagnostic: {f.code}" for f in errors]
-    denom = math.sqrt(se**2 + sigma**2) if math.isfinite(se) else float("nan")
+    reasons += [
+        f"diagnostic: {f.code}"
+        for f in estimate.diagnostics
+        if getattr(f, "severity", "") == "error"
+    ]
+    denom = math.hypot(se, sigma) if math.isfinite(se) else float("nan")
     z = (mean - target) / denom if denom and math.isfinite(denom) else None
     if reasons:
         verdict: Verdict = "inconclusive"
@@ -127,24 +121,11 @@ def decide(
         verdict, reasons = "inconclusive", ["standard error unavailable"]
     else:
         verdict = "agree" if abs(z) <= rule.z_crit else "disagree"
-    return CrossCheck(
-        case,
-        exact,
-        mean,
-        se,
-        ess,
-        rhat,
-        nbeta,
-        target,
-        sigma,
-        ref_value,
-        z,
-        verdict,
-        tuple(reasons),
-        rule,
-        seconds,
+    return record(
+        target=target,
+        bias_sigma=sigma,
+        reference=ref_value,
+        z=z,
+        verdict=verdict,
+        reasons=tuple(reasons),
     )
-
-
-def format_lam(value: sp.Rational | None) -> str:
-    return "—" if value is None else str(value)
