@@ -206,11 +206,54 @@ def _bad_polynomial(draw) -> BadInput:
     )
 
 
+def _bad_estimator(draw) -> BadInput:
+    import numeric
+
+    def K(w):
+        return (w**2).sum(-1)
+
+    kind = draw(st.sampled_from(["nbeta", "step_size", "w_star", "num_chains"]))
+    if kind == "nbeta":
+        v = draw(st.sampled_from([0.0, -1.0, float("nan"), float("inf")]))
+        return BadInput(
+            f"nbeta={v}",
+            lambda: numeric.estimate_llc_potential(K, [0.0], 100, nbeta=v),
+            numeric.InvalidInputError,
+            "nbeta",
+        )
+    if kind == "step_size":
+        v = draw(st.sampled_from([0.0, -1e-3, float("nan")]))
+        return BadInput(
+            f"step_size={v}",
+            lambda: numeric.estimate_llc_potential(K, [0.0], 100, step_size=v),
+            numeric.InvalidInputError,
+            "step_size",
+        )
+    if kind == "w_star":
+        v = draw(st.sampled_from([float("nan"), float("inf")]))
+        return BadInput(
+            f"w_star=[{v}]",
+            lambda: numeric.estimate_llc_potential(K, [v], 100),
+            numeric.InvalidInputError,
+            "not finite",
+        )
+    v = draw(st.sampled_from([0, -2]))
+    return BadInput(
+        f"num_chains={v}",
+        lambda: numeric.estimate_llc_potential(K, [0.0], 100, num_chains=v),
+        numeric.InvalidInputError,
+        "num_chains",
+    )
+
+
 @st.composite
-def bad_inputs(draw):
-    """Invalid inputs for the exact layer, each with the documented error it must raise."""
-    maker = draw(st.sampled_from([_bad_normal_crossing, _bad_rrr, _bad_polynomial]))
-    return maker(draw)
+def bad_inputs(draw, estimator: bool = True):
+    """Invalid inputs for the exact layer and the estimator, each with the documented error it
+    must raise (``estimator=False`` keeps to :mod:`rlct`, which does not need torch)."""
+    makers = [_bad_normal_crossing, _bad_rrr, _bad_polynomial]
+    if estimator:
+        makers.append(_bad_estimator)
+    return draw(st.sampled_from(makers))(draw)
 
 
 @st.composite
