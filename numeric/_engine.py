@@ -34,6 +34,7 @@ class Traces:
     loss: Tensor
     ref: Tensor
     dist: Tensor  # ‖w − w*‖² per draw (cheap; used for burn-in stationarity)
+    obs: Tensor | None = None  # [C, T, k] what the runner's ``observe`` returned after each step
 
 
 def check_block(
@@ -105,6 +106,8 @@ class Runner:
         self.step_size = float("nan")
         self.kappa = float("nan")
         self.steps_done = 0
+        # observe() -> [C, k] after each transition, recorded by advance(track_obs=True)
+        self.observe: Callable[[], Tensor] | None = None
         w = position_of(state)
         self.alive = torch.ones(w.shape[0], dtype=torch.bool, device=w.device)
         self.dim = w.shape[1]
@@ -114,18 +117,24 @@ class Runner:
 
             self.pbar = tqdm(total=total_hint, desc="SGLD", unit="step", file=sys.stderr)
 
-    def advance(self, k: int, *, track_dist: bool = True) -> Traces:
+    def advance(self, k: int, *, track_dist: bool = True, track_obs: bool = False) -> Traces:
         w = self.position_of(self.state)
         c = w.shape[0]
         loss = torch.empty(c, k, device=w.device, dtype=w.dtype)
         ref = torch.empty_like(loss)
         dist = torch.empty_like(loss) if track_dist else loss.new_empty(c, 0)
+        obs = None
         start = 0
         for t in range(k):
             if track_dist:
                 pos = self.position_of(self.state)
                 dist[:, t] = (pos - self.center).square().sum(-1)
             self.state, lo, re = self.transition(self.state, self.step_size)
+            if track_obs and self.observe is not None:
+                o = self.observe()
+                if obs is None:
+                    obs = o.new_empty(c, k, o.shape[-1])
+                obs[:, t] = o
             loss[:, t] = lo
             ref[:, t] = re
             if (t + 1) % CHECK_EVERY == 0 or t == k - 1:
@@ -143,7 +152,7 @@ class Runner:
                     self.pbar.update(t + 1 - start)
                 start = t + 1
         self.steps_done += k
-        return Traces(loss, ref, dist)
+        return Traces(loss, ref, dist, obs)
 
     def close(self) -> None:
         if self.pbar is not None:

@@ -283,3 +283,101 @@ def check_step_size(
             )
         )
     return tuple(out)
+
+
+def direction_mixing(proj: np.ndarray) -> tuple[float, float]:
+    """(smallest ESS, largest split R-hat) over the directions of ``proj`` [chain, draw, k].
+
+    ``proj`` holds one observable per direction (in ``estimate_llc``: the gradient of the
+    potential projected on the softest relevant Hessian eigenvectors, u_j·∇U(w)/√(nβh_j + c),
+    mean 0 under the target). They mix slowest; the loss trace, dominated by the stiff
+    directions, can have a large ESS while they have not moved.
+    """
+    x = np.asarray(proj, dtype=np.float64)
+    if x.ndim != 3 or x.shape[2] == 0 or x.shape[1] < 4:
+        return float("nan"), float("nan")
+    e = [ess(x[:, :, j]) for j in range(x.shape[2])]
+    r = [
+        split_rhat(x[:, :, j]) if x.shape[0] * x.shape[1] >= 8 else np.nan
+        for j in range(x.shape[2])
+    ]
+    return float(np.nanmin(e)), float(np.nanmax(r)) if np.any(np.isfinite(r)) else float("nan")
+
+
+def check_slow_mixing(
+    ess_value: float,
+    rhat: float,
+    *,
+    relaxation_steps: float = float("nan"),
+    num_burnin: int = 0,
+    num_draws: int = 0,
+    preconditioned: bool = False,
+    min_ess: float = 100.0,
+    error_ess: float = 30.0,
+    max_rhat: float = 1.05,
+    error_rhat: float = 1.1,
+) -> tuple[Finding, ...]:
+    """The slowest relevant directions have not mixed (``direction_mixing``).
+
+    Error (the estimate cannot be trusted) when their ESS < ``error_ess``, their R-hat >
+    ``error_rhat``, or the whole run (burn-in + draws) is shorter than one predicted relaxation
+    time 2/(ε·κ_min); warning when ESS < ``min_ess`` or R-hat > ``max_rhat``.
+    """
+    run = num_burnin + num_draws
+    short = np.isfinite(relaxation_steps) and run < relaxation_steps
+    bad_ess = np.isfinite(ess_value) and ess_value < min_ess
+    bad_rhat = np.isfinite(rhat) and rhat > max_rhat
+    if not (short or bad_ess or bad_rhat):
+        return ()
+    error = (
+        short
+        or (np.isfinite(ess_value) and ess_value < error_ess)
+        or (np.isfinite(rhat) and rhat > error_rhat)
+    )
+    parts = [f"ESS {ess_value:.0f}", f"R-hat {rhat:.3f}"]
+    if np.isfinite(relaxation_steps):
+        parts.append(
+            f"predicted relaxation time {relaxation_steps:.3g} steps vs {num_burnin} burn-in + "
+            f"{num_draws} draws"
+        )
+    fix = (
+        "run longer (num_draws, num_burnin)"
+        if preconditioned
+        else "use preconditioner='hessian' (or 'auto'), or run longer (num_draws, num_burnin)"
+    )
+    what = (
+        "the estimate cannot be trusted: the soft directions have not reached equilibrium"
+        if error
+        else "the error bar understates the uncertainty"
+    )
+    return (
+        Finding(
+            "slow_mixing",
+            "error" if error else "warning",
+            "the slowest relevant Hessian directions mix slowly (∇U projected on them: "
+            + ", ".join(parts)
+            + f"); the loss trace's ESS does not see this; {what}; {fix}",
+            {
+                "ess": ess_value,
+                "rhat": rhat,
+                "relaxation_steps": relaxation_steps,
+                "run_steps": float(run),
+            },
+        ),
+    )
+
+
+def check_draws_capped(wanted: int, used: int, relaxation_steps: float) -> tuple[Finding, ...]:
+    """The draw rule wanted more draws per chain for the slowest direction than the cap allows."""
+    if wanted <= used:
+        return ()
+    return (
+        Finding(
+            "draws_capped",
+            "warning",
+            f"the slowest relevant direction relaxes in ≈ {relaxation_steps:.3g} steps and needs "
+            f"≈ {wanted} draws per chain for 400 effective samples, more than the cap ({used}); "
+            "pass num_draws (and num_burnin), or use the Hessian preconditioner",
+            {"wanted": float(wanted), "used": float(used), "relaxation_steps": relaxation_steps},
+        ),
+    )

@@ -14,17 +14,46 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
   is removed. It also yields L_B(w*) on the same minibatch at no extra cost. ``"minibatch"`` is
   plain SGLD (Lau et al., devinterp).
 * Integrator ``"lm"`` (Leimkuhler–Matthews; see ``numeric.sgld``): exact for Gaussian directions.
-* Step size ε = ``step_scale`` / κ with κ = nβ·|λ_max(∇²L_B(w))| + γ + α, the largest curvature of
+* Preconditioner ``"auto"``: the dense M = (nβ·H⁺ + (γ + α)·I)⁻¹ from H = ∇²L_n(w*)
+  (``numeric.precondition``; H from D blocks of Hessian-vector products on at most 16384 samples,
+  eigen-decomposed, negative eigenvalues clipped) when D ≤ 2048, the gradient is the control
+  variate and ε is not given; otherwise none. Without it ε must resolve the stiffest direction
+  (nβ·h_max) while the softest relevant one (nβ·h_min) relaxes h_max/h_min times slower: at a
+  minimum of a network with Hessian eigenvalues spread over three decades the default run was
+  far too short and said nothing. With it every locally quadratic direction has curvature 1 and
+  ε = O(0.1). It is not used with ``gradient="minibatch"``: there a large ε inflates the
+  temperature of every direction by 1 + ε·nβ²·Var(ĝ)/4, and plain SGLD is what that option is
+  for (comparisons with devinterp). ``"hessian"`` forces it (any D: D² memory, D HVPs);
+  ``"none"`` turns it off. The Hessian is computed whenever D ≤ 2048 (or the preconditioner is
+  used), also without preconditioning: it names the slow directions for the rules below. Where
+  w* is not a minimum (nβ·h_min < −(γ + α), e.g. the true parameter of a singular model with
+  noisy data) ``"auto"`` uses no preconditioner and the slow-direction rules are off.
+* Step size ε = ``step_scale`` / κ with κ = λ_max(M^{1/2}·∇²U_B(w)·M^{1/2}) (M = I without
+  preconditioner: κ = nβ·|λ_max(∇²L_B(w))| + γ + α), the largest curvature of
   the potential where the chains are and where one step of size ε takes them (power iteration
   with Hessian-vector products; the self-consistent ε is found by a damped fixed-point
   iteration, which matters at singular w*, whose curvature is often 0 at w* and large one step
   away). κ is measured at w* and again after 1, 2, 4, …, 64 steps; ε uses the largest of the
   last three measurements. After burn-in κ is measured once more and ε shrunk (with two more
   burn-in blocks) if it grew by more than half.
-* Burn-in: the 128 adaptation steps, then blocks of 100 steps until two consecutive blocks agree
-  (|z| < 2 on nβ·ΔL and on ‖w − w*‖², ESS-based errors), at most 40 blocks.
+* Slowest relevant direction (when H is known): the eigenvector of H with the smallest
+  nβ·h ≥ γ + α; its preconditioned curvature κ_min (1 with the Hessian preconditioner,
+  nβ·h + γ + α without) gives the relaxation time t = 2/(ε·κ_min) steps.
+* Burn-in: the 128 adaptation steps, then up to 5·t steps (at most 20000 in all), then blocks of
+  100 steps until two consecutive blocks agree (|z| < 2 on nβ·ΔL and on ‖w − w*‖², ESS-based
+  errors), at most 40 blocks.
 * Draws: enough for ≈ 400 effective samples over all chains given the autocorrelation time
-  measured on the last two burn-in blocks, within [200, 20000] per chain.
+  measured on the last two burn-in blocks, and for ≈ 400 effective samples of the slowest
+  direction (its autocorrelation time is ≈ 2t), within [200, 20000] per chain; the
+  ``draws_capped`` finding says when the cap binds.
+* Mixing of the slow directions: at every draw the gradient estimate d = ∇Û(w) the step used is
+  projected on the (up to) three slowest relevant directions, r_j = u_j·d/√(nβh_j + γ + α)
+  (unit variance, mean exactly 0 under the target since E_p[∇U] = 0), and the ``slow_mixing``
+  finding reports their ESS and R-hat (``diagnostics.direction_mixing``): the loss trace is
+  dominated by the fast, stiff directions and its ESS can look fine while the soft ones have not
+  moved. The gradient rather than the position: where the minimum is a curved manifold the
+  chains drift slowly along it, which moves (w − w*)·u_j but not the mean of u_j·∇U, and does
+  not change the LLC.
 """
 
 from __future__ import annotations
@@ -42,8 +71,22 @@ from torch.func import functional_call, vmap
 
 from numeric import _engine, sgld
 from numeric._params import ParamSpec, flatten_params
-from numeric.diagnostics import Finding, check_step_size, ess
+from numeric.diagnostics import (
+    Finding,
+    check_draws_capped,
+    check_slow_mixing,
+    check_step_size,
+    direction_mixing,
+    ess,
+)
 from numeric.errors import InvalidInputError
+from numeric.precondition import (
+    MAX_DENSE_DIM,
+    HessianInfo,
+    dense_hessian,
+    hessian_info,
+    relaxation_steps,
+)
 from numeric.result import (
     FullDataLLC,
     LLCConfig,
@@ -54,7 +97,12 @@ from numeric.result import (
 
 LossFn = Callable[[dict[str, Tensor], Any], Tensor]
 Gradient = Literal["control_variate", "minibatch"]
+Preconditioning = Literal["auto", "none", "hessian"]
 ADAPT_STEPS = 128
+HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for H at w*
+HESSIAN_CHUNK = 2048
+MAX_BURNIN_STEPS = 20_000
+SLOW_ESS, NUM_SLOW = 400.0, 3
 _COMPILED = [0]
 
 
@@ -187,6 +235,23 @@ class _Model:
         return loss / self.n, grad / self.n
 
 
+def _hessian(model: _Model, w_star: Tensor, seed: int) -> Tensor:
+    """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk."""
+    n, dev = model.n, w_star.device
+    m = min(n, HESSIAN_SAMPLES)
+    if m < n:
+        g = torch.Generator().manual_seed(seed)
+        idx = torch.randperm(n, generator=g)[:m].sort().values.to(dev)
+    else:
+        idx = torch.arange(n, device=dev)
+    total = w_star.new_zeros(w_star.numel(), w_star.numel())
+    for s in range(0, m, HESSIAN_CHUNK):
+        part = take(model.data, idx[s : s + HESSIAN_CHUNK])
+        size = min(m, s + HESSIAN_CHUNK) - s
+        total += dense_hessian(lambda w, b=part: model.f(w, b), w_star) * (size / m)
+    return total
+
+
 def _check_loss(model: _Model, w_star: Tensor) -> None:
     """Call the loss once on a small batch, turning shape errors into clear messages."""
     idx = torch.arange(min(model.n, 2), device=w_star.device)
@@ -221,6 +286,7 @@ def estimate_llc(
     dtype: torch.dtype | None = None,
     gradient: Gradient = "control_variate",
     integrator: sgld.Integrator = "lm",
+    preconditioner: Preconditioning = "auto",
     step_scale: float = 0.25,
     full_loss_every: int | None = None,
     on_divergence: _engine.OnDivergence = "raise",
@@ -241,6 +307,10 @@ def estimate_llc(
     estimate evaluates L_n at the chains every ``full_loss_every`` steps (default ⌈n/B⌉, at most
     draws/10; about one more forward pass per step; 0 turns it off).
 
+    ``preconditioner``: ``"auto"`` (the dense Hessian preconditioner when D ≤ 2048, the gradient is
+    the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"`` (module
+    docstring). A given ``step_size`` is in the preconditioned metric when one is used.
+
     ``compile=True`` fuses gradient and update into one ``torch.compile``d function (random
     numbers still come from the one generator, outside it): 2–4× fewer microseconds per step for
     small models after a compile of seconds to tens of seconds on a CPU; worth it for long runs.
@@ -260,6 +330,10 @@ def estimate_llc(
         )
     if integrator not in ("lm", "euler"):
         raise InvalidInputError(f"integrator must be 'lm' or 'euler', not {integrator!r}")
+    if preconditioner not in ("auto", "none", "hessian"):
+        raise InvalidInputError(
+            f"preconditioner must be 'auto', 'none' or 'hessian', not {preconditioner!r}"
+        )
     if not (math.isfinite(step_scale) and 0 < step_scale < 4):
         raise InvalidInputError(f"step_scale must be in (0, 4), got {step_scale!r}")
     w_star, spec = flatten_params(params, dtype=dtype, device=device)
@@ -289,6 +363,27 @@ def estimate_llc(
         raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite")
 
     c, d = num_chains, spec.dim
+    use_pre = preconditioner == "hessian" or (
+        preconditioner == "auto"
+        and d <= MAX_DENSE_DIM
+        and gradient == "control_variate"
+        and step_size is None
+    )
+    hinfo: HessianInfo | None = None
+    pre_m = pre_s = None
+    if use_pre or d <= MAX_DENSE_DIM:
+        hinfo = hessian_info(_hessian(model, w_star, seed), nbeta_v, gamma, prior_precision)
+        if nbeta_v * float(hinfo.eigvals.min()) < -hinfo.floor:
+            # w* is not a minimum (a saddle, e.g. the true parameter of a singular model): the
+            # quadratic picture behind M and the slow-direction rules does not hold there
+            use_pre = preconditioner == "hessian"
+            slow_info = None
+        else:
+            slow_info = hinfo
+        if use_pre:
+            pre_m, pre_s = hinfo.preconditioner()
+    else:
+        slow_info = None
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed)
     w_rep = w_star.expand(c, d)
@@ -312,10 +407,13 @@ def estimate_llc(
         return sgld.GradientEval(losses, ref, grads)
 
     norms = {"drift": w_star.new_zeros(c), "noise": w_star.new_zeros(c), "count": 0, "on": False}
+    last: dict[str, Tensor] = {}
     counter = [0]
 
     fused = (
-        _fused_step(model, data, w_star, g_star, c, cv, integrator, nbeta_v, gamma, prior_precision)
+        _fused_step(
+            model, data, w_star, g_star, c, cv, integrator, nbeta_v, gamma, prior_precision, pre_s
+        )
         if compile
         else None
     )
@@ -325,7 +423,7 @@ def estimate_llc(
         if fused is not None and not (norms["on"] and counter[0] % 10 == 0):
             idx = model.indices(c, gen, dev)
             xi = torch.randn(state.position.shape, generator=gen, device=dev, dtype=dt)
-            new, lo, re = fused(
+            new, lo, re, last["drift"] = fused(
                 state.position, state.noise, idx, xi, torch.tensor(eps, dtype=dt, device=dev)
             )
             return sgld.SGLDState(new, xi), lo, re
@@ -340,12 +438,14 @@ def estimate_llc(
             center=w_star,
             prior_precision=prior_precision,
             integrator=integrator,
+            preconditioner=pre_s,
             with_norms=with_norms,
         )
         if with_norms:
             norms["drift"] += info.drift_sq
             norms["noise"] += info.noise_sq
             norms["count"] += 1
+        last["drift"] = info.drift
         return new, info.loss, info.ref_loss
 
     if progress is None:
@@ -363,10 +463,30 @@ def estimate_llc(
 
     def curvature(v: Tensor, iters: int) -> tuple[float, Tensor]:
         pos = runner.state.position
-        lam, v = _engine.power_iteration(model.hvp_at(pos, gen), v, iters)
+        hvp = model.hvp_at(pos, gen)
+        if pre_s is None:
+            op, shift, scale = hvp, gamma + prior_precision, nbeta_v
+        else:  # M^{1/2}·∇²U_B·M^{1/2}, all of it: the γ + α part is not a multiple of I here
+
+            def op(u: Tensor) -> Tensor:
+                return nbeta_v * (hvp(u @ pre_s) @ pre_s) + (gamma + prior_precision) * (u @ pre_m)
+
+            shift, scale = 0.0, 1.0
+        lam, v = _engine.power_iteration(op, v, iters)
         lam = lam[runner.alive & torch.isfinite(lam)]
         top = float(lam.max()) if lam.numel() else 0.0
-        return nbeta_v * top + gamma + prior_precision, v
+        return scale * top + shift, v
+
+    slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
+    if slow_u is not None and slow_u.shape[1] > 0:
+        probe = slow_u * slow_k.rsqrt()  # u_j/√(nβh_j + c): unit variance if U is quadratic
+        runner.observe = lambda: last["drift"] @ probe
+        kappa_min = 1.0 if pre_s is not None else float(slow_k[0])
+    else:
+        kappa_min = float("nan")
+
+    def relax() -> float:
+        return relaxation_steps(runner.step_size, kappa_min) if kappa_min > 0 else math.nan
 
     # ---- step size and burn-in -------------------------------------------------------------
     v = torch.randn(c, d, generator=gen, device=dev, dtype=dt)
@@ -380,7 +500,7 @@ def estimate_llc(
             history: list[float] = []
             for i, cp in enumerate(cps):
                 k_now, v = _consistent_curvature(
-                    curvature, runner, v, step_scale, gen, 20 if i == 0 else 8
+                    curvature, runner, v, step_scale, gen, 20 if i == 0 else 8, pre_s
                 )
                 history.append(k_now)
                 kappa = max(max(history[-3:]), 1e-12)
@@ -392,15 +512,24 @@ def estimate_llc(
             rule = (
                 f"ε = {step_scale:g}/κ, κ = nβ·|λ_max(∇²L_B)| + γ + α measured by power "
                 "iteration where the chains were during adaptation"
+                if pre_s is None
+                else f"ε = {step_scale:g}/κ, κ = λ_max(M^½·∇²U_B·M^½) (Hessian preconditioner M) "
+                "measured by power iteration where the chains were during adaptation"
             )
         else:
             runner.step_size = float(step_size)
             rule = "given"
         if num_burnin is None:
+            t_relax = relax()
+            if math.isfinite(t_relax) and 5 * t_relax > burned:
+                extra = min(math.ceil(5 * t_relax), MAX_BURNIN_STEPS) - burned
+                if extra > 0:
+                    runner.advance(extra, track_dist=False)
+                    burned += extra
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
             if step_size is None:
-                k_end, v = _consistent_curvature(curvature, runner, v, step_scale, gen, 8)
+                k_end, v = _consistent_curvature(curvature, runner, v, step_scale, gen, 8, pre_s)
                 if k_end > 1.5 * kappa:
                     kappa = k_end
                     runner.kappa, runner.step_size = kappa, step_scale / kappa
@@ -409,12 +538,17 @@ def estimate_llc(
         elif num_burnin > burned:
             tail = runner.advance(num_burnin - burned)
             burned = num_burnin
+        wanted = None  # draws the slowest direction needs, when the rule applies
         if num_draws is None:
             num_draws = (
                 _engine.draws_from_tail(tail, c)
                 if tail is not None and tail.loss.shape[1] >= 50
                 else 1000
             )
+            t_relax = relax()
+            if math.isfinite(t_relax):
+                wanted = math.ceil(SLOW_ESS * 2 * t_relax / c)
+                num_draws = max(num_draws, min(wanted, _engine.MAX_DRAWS))
         # ---- draws ---------------------------------------------------------------------------
         if full_loss_every is None:
             every = max(1, min(math.ceil(n / bsz), num_draws // 10))
@@ -425,11 +559,13 @@ def estimate_llc(
         done = 0
         while done < num_draws:
             k = min(every, num_draws - done)
-            parts.append(runner.advance(k, track_dist=False))
+            parts.append(runner.advance(k, track_dist=False, track_obs=True))
             done += k
             if k == every:
                 full.append(model.full_loss(runner.state.position))
-        inflation = _inflation(gradient_fn, runner.state.position, gen, runner.step_size, nbeta_v)
+        inflation = _inflation(
+            gradient_fn, runner.state.position, gen, runner.step_size, nbeta_v, pre_s
+        )
     finally:
         runner.close()
 
@@ -460,6 +596,23 @@ def estimate_llc(
         torch.sqrt(norms["noise"].sum() / cnt / (norms["drift"].sum() / cnt).clamp_min(1e-300))
     )
     findings.extend(check_step_size(nd, inflation))
+    t_relax = relax()
+    slow_ess = slow_rhat = math.nan
+    if runner.observe is not None:
+        proj = torch.cat([p.obs for p in parts], 1).double().cpu().numpy()[alive]
+        slow_ess, slow_rhat = direction_mixing(proj)
+        findings.extend(
+            check_slow_mixing(
+                slow_ess,
+                slow_rhat,
+                relaxation_steps=t_relax,
+                num_burnin=burned,
+                num_draws=int(num_draws),
+                preconditioned=pre_s is not None,
+            )
+        )
+    if wanted is not None:
+        findings.extend(check_draws_capped(wanted, int(num_draws), t_relax))
 
     full_data = None
     if full:
@@ -496,6 +649,10 @@ def estimate_llc(
         num_params=d,
         device=str(dev),
         dtype=str(dt).removeprefix("torch."),
+        preconditioner="hessian" if pre_s is not None else "none",
+        condition_number=hinfo.condition_number if hinfo is not None else math.nan,
+        relaxation_steps=t_relax,
+        laplace_llc=hinfo.laplace_llc() if hinfo is not None else math.nan,
     )
     return LLCEstimate(
         mean=st.mean,
@@ -512,6 +669,8 @@ def estimate_llc(
         diagnostics=tuple(findings),
         config=cfg,
         full_data=full_data,
+        slow_ess=slow_ess,
+        slow_rhat=slow_rhat,
     )
 
 
@@ -522,6 +681,7 @@ def _consistent_curvature(
     step_scale: float,
     gen: torch.Generator,
     iters: int,
+    sqrt_m: Tensor | None = None,
     rounds: int = 8,
 ) -> tuple[float, Tensor]:
     """κ such that ε = c/κ is consistent with the curvature where a step of size ε lands.
@@ -529,12 +689,15 @@ def _consistent_curvature(
     κ = max(κ(w), κ(w + √ε·ξ)) at the chains' positions w: at a singular w* the curvature can
     be 0 while one step of size c/κ(w*) lands where it is huge. The damped iteration
     ε ← √(ε·c/κ) from ε = c/κ(w) converges to the fixed point (ε ∝ (nβ·D)^(-1/2) for a loss
-    quartic at w*, as for reduced rank regression at the origin).
+    quartic at w*, as for reduced rank regression at the origin). With a preconditioner the step
+    is √ε·M^{1/2}·ξ.
     """
     w0 = runner.state.position
     k0, v = curvature(v, iters)
     eps = step_scale / max(k0, 1e-12)
     xi = torch.randn(w0.shape, generator=gen, device=w0.device, dtype=w0.dtype)
+    if sqrt_m is not None:
+        xi = xi @ sqrt_m
     try:
         for _ in range(rounds):
             runner.state = runner.state._replace(position=w0 + math.sqrt(eps) * xi)
@@ -560,7 +723,8 @@ def _fused_step(
     nbeta: float,
     gamma: float,
     alpha: float,
-) -> Callable[..., tuple[Tensor, Tensor, Tensor]]:
+    sqrt_m: Tensor | None = None,
+) -> Callable[..., tuple[Tensor, Tensor, Tensor, Tensor]]:
     """One SGLD step (``sgld.step`` with the same maths) as a single compiled function."""
     from torch.func import grad_and_value
 
@@ -572,7 +736,10 @@ def _fused_step(
         g = grads[:c] - grads[c:] + g_star if cv else grads[:c]
         d = sgld.drift(w, g, nbeta=nbeta, gamma=gamma, center=w_star, prior_precision=alpha)
         inc = (noise + xi) * 0.5 if integrator == "lm" else xi
-        return w - 0.5 * eps * d + eps.sqrt() * inc, losses[:c], losses[c:]
+        if sqrt_m is None:
+            return w - 0.5 * eps * d + eps.sqrt() * inc, losses[:c], losses[c:], d
+        new = w + (-0.5 * eps * (d @ sqrt_m) + eps.sqrt() * inc) @ sqrt_m
+        return new, losses[:c], losses[c:], d
 
     # A fresh code object per call: dynamo caches compiled code per code object with guards on
     # the closure, so reusing one would pile up recompiles across calls (and hit its limit).
@@ -591,13 +758,17 @@ def _inflation(
     gen: torch.Generator,
     eps: float,
     nbeta: float,
+    sqrt_m: Tensor | None = None,
     samples: int = 8,
 ) -> float:
-    """1 + ε·nβ²·mean_i Var(ĝ_i)/4 at the final positions (Welford over ``samples`` batches)."""
+    """1 + ε·nβ²·mean_i Var((M^{1/2}ĝ)_i)/4 at the final positions (Welford over ``samples``
+    batches; the variance in the coordinates z = M^{-1/2}w where the noise is isotropic)."""
     mean = torch.zeros_like(w)
     m2 = torch.zeros_like(w)
     for k in range(1, samples + 1):
         g = gradient_fn(w, gen).grad
+        if sqrt_m is not None:
+            g = g @ sqrt_m
         delta = g - mean
         mean += delta / k
         m2 += delta * (g - mean)

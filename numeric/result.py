@@ -44,6 +44,10 @@ class LLCConfig:
     num_params: int
     device: str
     dtype: str
+    preconditioner: str = "none"  # "hessian": M = (nβ·H⁺ + γ + α)⁻¹ (numeric.precondition)
+    condition_number: float = float("nan")  # of nβ·H⁺ + γ + α at w* (nan: H not computed)
+    relaxation_steps: float = float("nan")  # 2/(ε·κ_min) of the slowest relevant direction
+    laplace_llc: float = float("nan")  # ½Σ nβh⁺/(nβh⁺ + γ + α), the quadratic approximation
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,9 @@ class LLCEstimate:
     autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are L_B(w_t) and L_B(w*)
     [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
     n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None. ``full_data`` holds the
-    estimate from full-data losses (data models only).
+    estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the ESS and
+    R-hat of the chains' positions projected on the slowest relevant Hessian directions (nan when
+    the Hessian was not computed).
     """
 
     mean: float
@@ -86,6 +92,8 @@ class LLCEstimate:
     diagnostics: tuple[Finding, ...]
     config: LLCConfig
     full_data: FullDataLLC | None = None
+    slow_ess: float = float("nan")  # ESS / R-hat of the positions on the slowest relevant
+    slow_rhat: float = float("nan")  # Hessian directions (diagnostics.direction_mixing)
 
     @property
     def delta_trace(self) -> np.ndarray:

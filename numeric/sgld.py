@@ -14,6 +14,16 @@ with ξ ~ N(0, I) independent per chain and σ = ``noise_scale`` (1 for sampling
 plain gradient step). Both are first-order SDE discretisations; the LM scheme reuses the previous
 draw, costs nothing extra, has O(ε²) rather than O(ε) bias in the invariant measure, and is exact
 for Gaussian targets (variance 1/k instead of 1/(k(1 − εk/4)) for curvature k).
+
+Preconditioned (``preconditioner`` = S = M^{1/2}, a fixed symmetric positive-definite [D, D]
+matrix, shared by the chains): with M = S·S,
+
+    w' = w − (ε/2)·M·d + √ε·σ·S·η,   η = ξ_{t+1} (euler) or (ξ_t + ξ_{t+1})/2 (lm)
+
+computed as w' = w + (−(ε/2)·S·d + √ε·σ·η)·S (two matmuls per step; S is symmetric). In
+z = S⁻¹w this is exactly the unpreconditioned step for the potential z ↦ U(Sz), whose gradient is
+S·∇U: the target is unchanged, and both integrators keep their properties in z (LM stays exact
+for Gaussian targets). ``drift_sq``/``noise_sq`` are measured in z.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ class SGLDInfo(NamedTuple):
     ref_loss: Tensor  # [C] L_B(w*) on the same minibatch
     drift_sq: Tensor  # [C] ‖(ε/2)·d‖²
     noise_sq: Tensor  # [C] ‖noise increment‖²
+    drift: Tensor  # [C, D] d = nβ·ĝ + γ(w − w*) + αw, the estimate of ∇U(w_t) the step used
 
 
 GradientFn = Callable[[Tensor, torch.Generator], GradientEval]
@@ -88,10 +99,12 @@ def step(
     prior_precision: float = 0.0,
     integrator: Integrator = "lm",
     noise_scale: float = 1.0,
+    preconditioner: Tensor | None = None,
     with_norms: bool = False,
 ) -> tuple[SGLDState, SGLDInfo]:
     """One SGLD step for all chains; returns the new state and what the step saw.
 
+    ``preconditioner`` is S = M^{1/2} [D, D] (module docstring); None means M = I.
     ``drift_sq``/``noise_sq`` are computed only when ``with_norms`` (they cost two reductions).
     """
     w = state.position
@@ -108,10 +121,14 @@ def step(
             inc = xi * scale
         else:
             raise ValueError(f"unknown integrator {integrator!r}")
-        move = d * (-0.5 * step_size)
-        new = w + move + inc
+        if preconditioner is None:
+            move = d * (-0.5 * step_size)
+            new = w + move + inc
+        else:
+            move = (d @ preconditioner) * (-0.5 * step_size)
+            new = w + (move + inc) @ preconditioner
         if with_norms:
             drift_sq, noise_sq = move.square().sum(-1), inc.square().sum(-1)
         else:
             drift_sq = noise_sq = ev.loss.new_zeros(())
-    return SGLDState(new, xi), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq)
+    return SGLDState(new, xi), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq, d)
