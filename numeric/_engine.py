@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from numeric.diagnostics import autocorr_time, ess
+from numeric.diagnostics import Finding, autocorr_time, ess
 from numeric.errors import DivergenceError, InvalidInputError
 
 OnDivergence = Literal["raise", "continue"]
@@ -278,3 +278,23 @@ def validate_common(
         raise InvalidInputError(f"num_draws must be an int ≥ 1, got {num_draws!r}")
     if num_burnin is not None and not (isinstance(num_burnin, int) and num_burnin >= 0):
         raise InvalidInputError(f"num_burnin must be an int ≥ 0, got {num_burnin!r}")
+
+
+def divergence_findings(alive: np.ndarray, step_size: float, nbeta: float) -> tuple[Finding, ...]:
+    """An error finding naming the chains that diverged (and were dropped); raise if all did."""
+    if alive.all():
+        return ()
+    dead = np.nonzero(~alive)[0].tolist()
+    if not alive.any():
+        raise DivergenceError(
+            "every chain diverged", chain=dead[0], step=0, cause="step size too large for nβ"
+        )
+    return (
+        Finding(
+            "divergence",
+            "error",
+            f"chains {dead} diverged (non-finite or exploding loss) and were dropped; the step "
+            f"size ε = {step_size:.3g} is probably too large for nβ = {nbeta:.4g}",
+            {"num_diverged": float(len(dead))},
+        ),
+    )

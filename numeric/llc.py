@@ -64,7 +64,6 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
@@ -572,22 +571,7 @@ def estimate_llc(
     loss_tr = torch.cat([p.loss for p in parts], 1).double().cpu().numpy()
     ref_tr = torch.cat([p.ref for p in parts], 1).double().cpu().numpy()
     alive = runner.alive.cpu().numpy()
-    findings: list[Finding] = []
-    if not alive.all():
-        dead = np.nonzero(~alive)[0].tolist()
-        findings.append(
-            Finding(
-                "divergence",
-                "error",
-                f"chains {dead} diverged (non-finite or exploding loss) and were dropped; the step "
-                f"size ε = {runner.step_size:.3g} is probably too large for nβ = {nbeta_v:.4g}",
-                {"num_diverged": float(len(dead))},
-            )
-        )
-        if not alive.any():
-            raise _engine.DivergenceError(
-                "every chain diverged", chain=dead[0], step=0, cause="step size too large for nβ"
-            )
+    findings: list[Finding] = list(_engine.divergence_findings(alive, runner.step_size, nbeta_v))
     delta = (loss_tr - ref_tr)[alive]
     st = chain_stats(delta, nbeta_v)
     findings.extend(standard_findings(delta, nbeta_v, st))

@@ -24,7 +24,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -262,22 +261,7 @@ def estimate_llc_potential(
     loss_tr = tr.loss.double().cpu().numpy()
     ref_tr = tr.ref.double().cpu().numpy()
     alive = runner.alive.cpu().numpy()
-    findings: list[Finding] = []
-    if not alive.all():
-        dead = np.nonzero(~alive)[0].tolist()
-        findings.append(
-            Finding(
-                "divergence",
-                "error",
-                f"chains {dead} diverged and were dropped; ε = {runner.step_size:.3g} is probably too "
-                f"large for nβ = {nbeta_v:.4g}",
-                {"num_diverged": float(len(dead))},
-            )
-        )
-        if not alive.any():
-            raise _engine.DivergenceError(
-                "every chain diverged", chain=dead[0], step=0, cause="step size too large for nβ"
-            )
+    findings: list[Finding] = list(_engine.divergence_findings(alive, runner.step_size, nbeta_v))
     delta = (loss_tr - ref_tr)[alive]
     st = chain_stats(delta, nbeta_v)
     findings.extend(standard_findings(delta, nbeta_v, st))

@@ -14,14 +14,6 @@ from numeric.reference import GaussianLinear, expected_llc
 from numeric.sweep import regress, temperature_sweep
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def _fake(mean: float, stderr: float) -> numeric.LLCEstimate:
     est = numeric.estimate_llc_potential(
         lambda w: w[..., 0] ** 2,

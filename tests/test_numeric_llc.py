@@ -22,15 +22,6 @@ N = 10_000
 NBETA = N / math.log(N)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Small models are dispatch-bound; one thread avoids OpenMP contention on a shared CPU."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def _assert_close(est: numeric.LLCEstimate, target: float, extra: float = 0.0) -> None:
     assert est.ess >= 100, est
     assert abs(est.mean - target) <= 4 * est.stderr + extra, (est.mean, target, est.stderr)

@@ -20,14 +20,6 @@ from numeric import sgld
 from numeric.diagnostics import check_slow_mixing, direction_mixing
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def _f(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     return ((x @ p["W"]) ** 2) @ p["V"].T
 
