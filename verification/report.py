@@ -148,13 +148,17 @@ def _plot(records: Sequence[CrossCheck], path: Path) -> bool:
     pts = [r for r in records if r.exact.exact and math.isfinite(r.estimate)]
     fig, ax = plt.subplots(figsize=(5, 5))
     colours = {"agree": "C2", "disagree": "C3", "inconclusive": "C1"}
+    labelled: set[str] = set()
     for r in pts:
+        label = None if r.verdict in labelled else r.verdict
+        labelled.add(r.verdict)
         ax.errorbar(
             float(r.exact.lam),
             r.estimate,
             yerr=2 * r.stderr,
             fmt="o",
             color=colours.get(r.verdict, "C0"),
+            label=label,
         )
     lo = min([0.1] + [float(r.exact.lam) for r in pts] + [max(r.estimate, 1e-2) for r in pts]) * 0.8
     hi = max([1.0] + [float(r.exact.lam) for r in pts] + [r.estimate for r in pts]) * 1.25
