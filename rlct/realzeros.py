@@ -79,6 +79,8 @@ def has_real_torus_zero(
 ) -> bool | None:
     """Whether the quasi-homogeneous system {g = 0} has a solution in (R∖{0})^d (None: undecided)."""
     d = len(variables)
+    if any(_definite_quadratic_form(g, variables) for g in polys):
+        return False  # a definite quadratic form vanishes only at 0
     fixed, _ = torus_reduction(face_points, d)
     free = [v for j, v in enumerate(variables) if j not in fixed]
     undecided = False
@@ -91,6 +93,21 @@ def has_real_torus_zero(
         if answer is None:
             undecided = True
     return None if undecided else False
+
+
+def _definite_quadratic_form(g: sp.Expr, variables: Sequence[sp.Symbol]) -> bool:
+    """Whether g is a homogeneous quadratic form in its variables that is (±) positive definite
+    (Sylvester: every leading principal minor of ±A is > 0, exactly over Q)."""
+    p = sp.Poly(g, *variables)
+    if p.is_zero or not p.is_homogeneous or p.total_degree() != 2:
+        return False
+    used = [v for v in variables if p.degree(v) > 0]
+    A = sp.hessian(p.as_expr(), used) / 2
+    for sign in (1, -1):
+        M = sign * A
+        if all(M[:k, :k].det() > 0 for k in range(1, len(used) + 1)):
+            return True
+    return False
 
 
 def _decide(

@@ -82,13 +82,22 @@ def test_ideals():
     assert not r.exact and r.upper == 1 and r.lower <= R(1, 2)
 
 
-def test_undecided_condition_is_reported_not_guessed():
-    # f = x² + y² + z² − xy is positive definite (no real zero), but its face system is not a
-    # certificate the decision procedure can close: the result must say "undecided", not guess.
+def test_definite_quadratic_face_is_decided():
+    # f = x² + y² + z² − xy is a positive definite form (leading minors 1, 3/4, 3/4): no real
+    # zero, so ⟨f⟩ is non-degenerate and λ(f²) = RLCT(f)/2 = (3/2)/2.
     r = rlct.from_ideal([x**2 + y**2 + z**2 - x * y], (x, y, z))
+    assert (r.exact, r.lam, r.mult) == (True, R(3, 4), 1)
+
+
+def test_undecided_condition_is_reported_not_guessed():
+    # f = x⁴ + y⁴ + z⁴ − x²y² ≥ (x⁴ + y⁴)/2 + z⁴ has no real zero but x²y² (odd sign, not a square
+    # form) defeats every certificate the decision procedure has: the result must say
+    # "undecided", not guess. True λ(f²) = RLCT(f)/2 = (3/4)/2 = 3/8 = the Newton value.
+    r = rlct.from_ideal([x**4 + y**4 + z**4 - x**2 * y**2], (x, y, z))
     assert not r.exact
     assert any(c.status is None for c in r.conditions)
-    assert r.lower <= R(3, 4) <= r.upper
+    assert r.lower <= R(3, 8) <= r.upper
+    assert r.upper == R(3, 8)
 
 
 def test_analysis_exposes_the_polyhedron():
