@@ -6,22 +6,33 @@ Public API: ``estimate_llc``, ``estimate_llc_potential``, ``from_module``, ``exp
 
 from numeric.diagnostics import Finding, ess, format_findings, split_rhat
 from numeric.errors import DivergenceError, InvalidInputError, NumericError
+from numeric.hessian import HessianTrace, hessian_top_eigenvalues, hessian_trace
 from numeric.llc import estimate_llc, from_module
 from numeric.potential import estimate_llc_potential
+from numeric.reference import ExpectedLLC, GaussianLinear, expected_llc
 from numeric.result import FullDataLLC, LLCConfig, LLCEstimate
+from numeric.sweep import SweepResult, temperature_sweep
 
 __all__ = [
     "DivergenceError",
+    "ExpectedLLC",
     "Finding",
     "FullDataLLC",
+    "GaussianLinear",
+    "HessianTrace",
     "InvalidInputError",
     "LLCConfig",
     "LLCEstimate",
     "NumericError",
+    "SweepResult",
     "ess",
     "estimate_llc",
     "estimate_llc_potential",
+    "expected_llc",
     "format_findings",
     "from_module",
+    "hessian_top_eigenvalues",
+    "hessian_trace",
     "split_rhat",
+    "temperature_sweep",
 ]

@@ -680,3 +680,30 @@ def modular_addition_data(p: int) -> tuple[np.ndarray, np.ndarray]:
     Y = np.zeros((p * p, p), dtype=np.int64)
     Y[np.arange(p * p), (a + b) % p] = 1
     return X, Y
+
+
+_THEOREMS = (
+    "TheoremCheck",
+    "TheoremValue",
+    "check_theorems",
+    "corollary_5_3",
+    "theorem_4_1",
+    "theorem_4_2",
+    "theorem_5_1",
+    "theorem_5_2",
+    "theorem_5_5",
+    "theorem_G_1",
+    "theorem_G_2",
+    "theorem_G_5",
+    "theorem_G_6",
+)
+
+
+def __getattr__(name: str) -> object:
+    """The paper's theorems live in :mod:`rlct.quadratic_theorems` (which imports this module);
+    they are also reachable here, as ``rlct.quadratic.check_theorems`` etc."""
+    if name in _THEOREMS:
+        from . import quadratic_theorems
+
+        return getattr(quadratic_theorems, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
