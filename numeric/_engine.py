@@ -234,6 +234,47 @@ def adapt_checkpoints(steps: int) -> list[int]:
     return out
 
 
+def adapt_step_size(
+    runner: Runner,
+    measure: Callable[[Tensor, int], tuple[float, Tensor]],
+    v: Tensor,
+    steps: int,
+    step_scale: float,
+) -> tuple[float, Tensor]:
+    """ε = step_scale/κ with κ re-measured (``measure(v, iters)`` → (κ, v)) at the geometric
+    checkpoints of :func:`adapt_checkpoints` while the chains run ``steps`` steps; κ is the
+    largest of the last three measurements. Returns the final κ and power-iteration vectors."""
+    cps = adapt_checkpoints(max(steps, 1))
+    history: list[float] = []
+    kappa = float("nan")
+    for i, cp in enumerate(cps):
+        k_now, v = measure(v, 20 if i == 0 else 8)
+        history.append(k_now)
+        kappa = max(max(history[-3:]), 1e-12)
+        runner.kappa, runner.step_size = kappa, step_scale / kappa
+        nxt = cps[i + 1] if i + 1 < len(cps) else steps
+        if nxt > cp:
+            runner.advance(nxt - cp)
+    return kappa, v
+
+
+def default_nbeta(n: int, nbeta: float | None) -> tuple[float, str]:
+    """nβ and the rule that gave it: n/log n (β = 1/log n, the WBIC temperature) unless given."""
+    if nbeta is not None:
+        return float(nbeta), "given"
+    if n < 2:
+        raise InvalidInputError("nβ = n/log n needs n ≥ 2; pass nbeta")
+    return n / math.log(n), "n/log n"
+
+
+def noise_drift_ratio(norms: dict) -> float:
+    """√(mean ‖noise‖² / mean ‖drift‖²) of the steps sampled into ``norms``."""
+    cnt = max(norms["count"], 1)
+    return float(
+        torch.sqrt(norms["noise"].sum() / cnt / (norms["drift"].sum() / cnt).clamp_min(1e-300))
+    )
+
+
 def dual_averaging(
     runner: Runner,
     steps: int,

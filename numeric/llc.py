@@ -340,12 +340,7 @@ def estimate_llc(
     n = data_len(data)
     if n < 1:
         raise InvalidInputError("data is empty (n = 0)")
-    if nbeta is None:
-        if n < 2:
-            raise InvalidInputError("nβ = n/log n needs n ≥ 2; pass nbeta")
-        nbeta_v, nbeta_rule = n / math.log(n), "n/log n"
-    else:
-        nbeta_v, nbeta_rule = float(nbeta), "given"
+    nbeta_v, nbeta_rule = _engine.default_nbeta(n, nbeta)
     bsz = min(n, 256) if batch_size is None else batch_size
     if not (isinstance(bsz, int) and bsz >= 1):
         raise InvalidInputError(f"batch_size must be an int ≥ 1, got {batch_size!r}")
@@ -495,18 +490,11 @@ def estimate_llc(
     try:
         if step_size is None:
             adapt = ADAPT_STEPS if num_burnin is None else min(ADAPT_STEPS, num_burnin)
-            cps = _engine.adapt_checkpoints(max(adapt, 1))
-            history: list[float] = []
-            for i, cp in enumerate(cps):
-                k_now, v = _consistent_curvature(
-                    curvature, runner, v, step_scale, gen, 20 if i == 0 else 8, pre_s
-                )
-                history.append(k_now)
-                kappa = max(max(history[-3:]), 1e-12)
-                runner.kappa, runner.step_size = kappa, step_scale / kappa
-                nxt = cps[i + 1] if i + 1 < len(cps) else adapt
-                if nxt > cp:
-                    runner.advance(nxt - cp)
+
+            def measure(v: Tensor, iters: int) -> tuple[float, Tensor]:
+                return _consistent_curvature(curvature, runner, v, step_scale, gen, iters, pre_s)
+
+            kappa, v = _engine.adapt_step_size(runner, measure, v, adapt, step_scale)
             burned = adapt
             rule = (
                 f"ε = {step_scale:g}/κ, κ = nβ·|λ_max(∇²L_B)| + γ + α measured by power "
@@ -575,11 +563,7 @@ def estimate_llc(
     delta = (loss_tr - ref_tr)[alive]
     st = chain_stats(delta, nbeta_v)
     findings.extend(standard_findings(delta, nbeta_v, st))
-    cnt = max(norms["count"], 1)
-    nd = float(
-        torch.sqrt(norms["noise"].sum() / cnt / (norms["drift"].sum() / cnt).clamp_min(1e-300))
-    )
-    findings.extend(check_step_size(nd, inflation))
+    findings.extend(check_step_size(_engine.noise_drift_ratio(norms), inflation))
     t_relax = relax()
     slow_ess = slow_rhat = math.nan
     if runner.observe is not None:

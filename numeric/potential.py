@@ -19,7 +19,6 @@ unadjusted Langevin uses ε = ``step_scale``/κ with κ re-measured where the ch
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -95,10 +94,7 @@ def estimate_llc_potential(
     """
     if not (isinstance(n, int) and n >= 2):
         raise InvalidInputError(f"n must be an int ≥ 2, got {n!r}")
-    if nbeta is None:
-        nbeta_v, nbeta_rule = n / math.log(n), "n/log n"
-    else:
-        nbeta_v, nbeta_rule = float(nbeta), "given"
+    nbeta_v, nbeta_rule = _engine.default_nbeta(n, nbeta)
     _engine.validate_common(
         nbeta_v, gamma, prior_precision, step_size, num_chains, num_draws, num_burnin
     )
@@ -226,16 +222,7 @@ def estimate_llc_potential(
             )
         else:
             adapt = 128 if num_burnin is None else min(128, num_burnin)
-            cps = _engine.adapt_checkpoints(max(adapt, 1))
-            history: list[float] = []
-            for i, cp in enumerate(cps):
-                k_now, v = curvature(v, 20 if i == 0 else 8)
-                history.append(k_now)
-                kappa = max(max(history[-3:]), 1e-12)
-                runner.kappa, runner.step_size = kappa, step_scale / kappa
-                nxt = cps[i + 1] if i + 1 < len(cps) else adapt
-                if nxt > cp:
-                    runner.advance(nxt - cp)
+            kappa, v = _engine.adapt_step_size(runner, curvature, v, adapt, step_scale)
             burned = adapt
             rule = (
                 f"ε = {step_scale:g}/κ, κ = nβ·|λ_max(∇²K)| + γ + α measured by power "
@@ -278,11 +265,7 @@ def estimate_llc_potential(
                 )
             )
     else:
-        cnt = max(norms["count"], 1)
-        nd = float(
-            torch.sqrt(norms["noise"].sum() / cnt / (norms["drift"].sum() / cnt).clamp_min(1e-300))
-        )
-        findings.extend(check_step_size(nd, 1.0))
+        findings.extend(check_step_size(_engine.noise_drift_ratio(norms), 1.0))
     wbic = n * (float(k_star) + float(delta.mean())) if nbeta_rule == "n/log n" else None
     cfg = LLCConfig(
         n=n,

@@ -682,28 +682,11 @@ def modular_addition_data(p: int) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
-_THEOREMS = (
-    "TheoremCheck",
-    "TheoremValue",
-    "check_theorems",
-    "corollary_5_3",
-    "theorem_4_1",
-    "theorem_4_2",
-    "theorem_5_1",
-    "theorem_5_2",
-    "theorem_5_5",
-    "theorem_G_1",
-    "theorem_G_2",
-    "theorem_G_5",
-    "theorem_G_6",
-)
-
-
 def __getattr__(name: str) -> object:
     """The paper's theorems live in :mod:`rlct.quadratic_theorems` (which imports this module);
     they are also reachable here, as ``rlct.quadratic.check_theorems`` etc."""
-    if name in _THEOREMS:
-        from . import quadratic_theorems
+    from . import quadratic_theorems
 
+    if name in quadratic_theorems.__all__:
         return getattr(quadratic_theorems, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
