@@ -4,11 +4,18 @@ Both run plain SGLD (Euler step, minibatch gradients: devinterp's update) with t
 size, chains, burn-in, draws, nβ, γ and ε; both estimate nβ·(mean minibatch loss − L(w*)). The
 data are realisable and noise-free (y = f_{w*}(x)), so w* is an exact minimum of L_n with
 L_n(w*) = 0 and the exact λ applies to both. ε is the one numeric's automatic rule picks (run
-once per model beforehand, outside the timing). numeric is timed eagerly and with
-``compile=True`` (timed on a second call; the compile time of the first is reported apart).
+once per model beforehand, outside the timing). numeric is timed three ways in one process:
+eager (a second call: the first call of a process also pays torch's one-off warm-up, reported
+apart), and with ``compile=True`` on its first call (which compiles the kernel) and on a second
+call (which reuses the cached kernel, as every later estimate on the same model does).
 
-    python benchmarks/bench_vs_devinterp.py            # 8 chains (full) and 256 chains
-    python benchmarks/bench_vs_devinterp.py --quick    # fewer draws; a couple of minutes
+The per-step floor: the steady-state time per step (from two run lengths, so fixed per-call costs
+cancel) of numeric eager and compiled, beside a bare eager loop that does only what any
+vectorised SGLD must (draw a minibatch per chain, one vmapped forward, one backward, the update)
+with nothing recorded.
+
+    python benchmarks/bench_vs_devinterp.py            # 8 chains × 1200 steps, 256 × 250
+    python benchmarks/bench_vs_devinterp.py --quick    # fewer steps; a few minutes
 
 Needs the ``bench`` extra (devinterp==1.3.2: the last release whose sampler takes a general
 ``evaluate(model, batch)`` loss; 2.x only samples language models from ``input_ids``).
@@ -123,6 +130,52 @@ def run_numeric(
     return time.perf_counter() - t, est.mean, est.stderr
 
 
+def bare_loop_step_us(model, data, *, chains, nbeta, gamma, eps, batch, steps=300) -> float:
+    """µs per step of the minimal vectorised SGLD loop (nothing recorded, no diagnostics)."""
+    from torch.func import functional_call, vmap
+
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    names, shapes = list(params), [p.shape for p in params.values()]
+    sizes = [p.numel() for p in params.values()]
+    w_star = torch.cat([p.reshape(-1) for p in params.values()])
+
+    def f(w, xb, yb):
+        p = {k: v.reshape(s) for k, v, s in zip(names, torch.split(w, sizes), shapes)}
+        return half_sq(functional_call(model, p, (xb,)), yb)
+
+    per_chain = vmap(f)
+    x, y = data
+    g = torch.Generator().manual_seed(0)
+    w = w_star.expand(chains, -1).clone()
+
+    def run(k: int) -> float:
+        nonlocal w
+        t = time.perf_counter()
+        for _ in range(k):
+            idx = torch.randint(len(x), (chains, batch), generator=g)
+            ww = w.requires_grad_(True)
+            (gr,) = torch.autograd.grad(per_chain(ww, x[idx], y[idx]).sum(), ww)
+            with torch.no_grad():
+                xi = torch.randn(w.shape, generator=g)
+                w = w - 0.5 * eps * (nbeta * gr + gamma * (w - w_star)) + math.sqrt(eps) * xi
+        return time.perf_counter() - t
+
+    run(20)
+    return (run(steps) - run(steps // 3)) / (steps - steps // 3) * 1e6
+
+
+def steady_step_us(model, data, *, chains, compile, **kw) -> float:
+    """µs per step of numeric in the steady state: (t(long) − t(short)) / (extra steps)."""
+    long, short = 600, 200
+    t_long, _, _ = run_numeric(
+        model, data, chains=chains, burnin=0, draws=long, compile=compile, **kw
+    )
+    t_short, _, _ = run_numeric(
+        model, data, chains=chains, burnin=0, draws=short, compile=compile, **kw
+    )
+    return (t_long - t_short) / (long - short) * 1e6
+
+
 def run_devinterp(model, data, *, chains, burnin, draws, nbeta, gamma, eps, batch, seed):
     from devinterp.optim.sgld import SGLD
     from devinterp.slt.sampler import estimate_learning_coeff_with_summary
@@ -166,7 +219,7 @@ def main() -> None:
     nbeta = n / math.log(n)
     plans = [
         (8, 100, 400) if args.quick else (8, 200, 1000),
-        (256, 5, 15) if args.quick else (256, 10, 40),
+        (256, 10, 40) if args.quick else (256, 50, 200),
     ]
     rows = []
     for case in CASES:
@@ -199,10 +252,17 @@ def main() -> None:
                 batch=batch,
                 seed=1,
             )
+            t_eager_first, _, _ = run_numeric(model, data, **kw)
             t_num, m_num, s_num = run_numeric(model, data, **kw)
             t_first, _, _ = run_numeric(model, data, **kw, compile=True)  # includes compiling
             t_comp, m_comp, s_comp = run_numeric(model, data, **kw, compile=True)
             t_dev, m_dev, s_dev = run_devinterp(model, data, **kw)
+            fkw = dict(nbeta=nbeta, gamma=gamma, eps=eps, batch=batch, seed=1)
+            floor = dict(
+                bare_us=bare_loop_step_us(model, data, chains=chains, **fkw),
+                eager_us=steady_step_us(model, data, chains=chains, compile=False, **fkw),
+                compiled_us=steady_step_us(model, data, chains=chains, compile=True, **fkw),
+            )
             row = dict(
                 model=case.name,
                 chains=chains,
@@ -215,6 +275,7 @@ def main() -> None:
                 n=n,
                 exact=case.exact,
                 m=case.mult,
+                numeric_first_s=t_eager_first,
                 numeric_s=t_num,
                 devinterp_s=t_dev,
                 ratio=t_dev / t_num,
@@ -227,6 +288,8 @@ def main() -> None:
                 numeric_se=s_num,
                 devinterp_llc=m_dev,
                 devinterp_se=s_dev,
+                devinterp_step_us=t_dev / (burnin + draws) * 1e6,
+                **floor,
             )
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -11,7 +11,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -34,7 +34,7 @@ class Traces:
     loss: Tensor
     ref: Tensor
     dist: Tensor  # ‖w − w*‖² per draw (cheap; used for burn-in stationarity)
-    obs: Tensor | None = None  # [C, T, k] what the runner's ``observe`` returned after each step
+    obs: Tensor | None = None  # [C, T, j] the drift projected on the kernel's probe (blocks only)
 
 
 def check_block(
@@ -81,14 +81,15 @@ def check_block(
 class Runner:
     """Holds the mutable loop state around a pure transition.
 
-    ``advance(k)`` runs k steps and returns the traces of those steps. ``transition`` maps the
-    current state to (new state, loss [C], ref [C]).
+    ``advance(k)`` runs k steps and returns the traces of those steps. Either ``transition`` maps
+    the current state to (new state, loss [C], ref [C]) one step at a time, or ``block(state, m,
+    ε)`` runs m ≤ ``CHECK_EVERY`` steps at once and returns (new state, a ``kernel.BlockTrace``).
     """
 
     def __init__(
         self,
         state: object,
-        transition: Callable[[object, float], tuple[object, Tensor, Tensor]],
+        transition: Callable[[object, float], tuple[object, Tensor, Tensor]] | None,
         position_of: Callable[[object], Tensor],
         center: Tensor,
         *,
@@ -96,9 +97,13 @@ class Runner:
         on_divergence: OnDivergence,
         progress: bool,
         total_hint: int,
+        block: Callable[[object, int, float], tuple[object, Any]] | None = None,
     ) -> None:
+        if (transition is None) == (block is None):
+            raise ValueError("give exactly one of transition and block")
         self.state = state
         self.transition = transition
+        self.block = block
         self.position_of = position_of
         self.center = center
         self.nbeta = nbeta
@@ -106,8 +111,6 @@ class Runner:
         self.step_size = float("nan")
         self.kappa = float("nan")
         self.steps_done = 0
-        # observe() -> [C, k] after each transition, recorded by advance(track_obs=True)
-        self.observe: Callable[[], Tensor] | None = None
         w = position_of(state)
         self.alive = torch.ones(w.shape[0], dtype=torch.bool, device=w.device)
         self.dim = w.shape[1]
@@ -118,23 +121,19 @@ class Runner:
             self.pbar = tqdm(total=total_hint, desc="SGLD", unit="step", file=sys.stderr)
 
     def advance(self, k: int, *, track_dist: bool = True, track_obs: bool = False) -> Traces:
+        if self.block is not None:
+            return self._advance_blocks(k, track_dist, track_obs)
         w = self.position_of(self.state)
         c = w.shape[0]
         loss = torch.empty(c, k, device=w.device, dtype=w.dtype)
         ref = torch.empty_like(loss)
         dist = torch.empty_like(loss) if track_dist else loss.new_empty(c, 0)
-        obs = None
         start = 0
         for t in range(k):
             if track_dist:
                 pos = self.position_of(self.state)
                 dist[:, t] = (pos - self.center).square().sum(-1)
             self.state, lo, re = self.transition(self.state, self.step_size)
-            if track_obs and self.observe is not None:
-                o = self.observe()
-                if obs is None:
-                    obs = o.new_empty(c, k, o.shape[-1])
-                obs[:, t] = o
             loss[:, t] = lo
             ref[:, t] = re
             if (t + 1) % CHECK_EVERY == 0 or t == k - 1:
@@ -152,7 +151,38 @@ class Runner:
                     self.pbar.update(t + 1 - start)
                 start = t + 1
         self.steps_done += k
-        return Traces(loss, ref, dist, obs)
+        return Traces(loss, ref, dist)
+
+    def _advance_blocks(self, k: int, track_dist: bool, track_obs: bool) -> Traces:
+        parts = []
+        done = 0
+        while done < k:
+            m = min(CHECK_EVERY, k - done)
+            self.state, tr = self.block(self.state, m, self.step_size)
+            self.alive = check_block(
+                tr.loss - tr.ref,
+                self.nbeta,
+                self.dim,
+                self.steps_done + done,
+                step_size=self.step_size,
+                kappa=self.kappa,
+                on_divergence=self.on_divergence,
+                alive=self.alive,
+            )
+            if self.pbar is not None:
+                self.pbar.update(m)
+            parts.append(tr)
+            done += m
+        self.steps_done += k
+        loss = torch.cat([p.loss for p in parts], 1)
+        return Traces(
+            loss,
+            torch.cat([p.ref for p in parts], 1),
+            torch.cat([p.dist for p in parts], 1)
+            if track_dist
+            else loss.new_empty(loss.shape[0], 0),
+            torch.cat([p.obs for p in parts], 1) if track_obs else None,
+        )
 
     def close(self) -> None:
         if self.pbar is not None:

@@ -24,8 +24,8 @@ from torch import Tensor
 from torch.func import vmap
 
 from numeric._params import flatten_params
+from numeric.data import data_len, take
 from numeric.errors import InvalidInputError
-from numeric.llc import data_len, take
 
 
 @dataclass(frozen=True)

@@ -60,16 +60,17 @@ from __future__ import annotations
 
 import math
 import sys
-import types
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
-from numeric import _engine, sgld
+from numeric import _engine, kernel, sgld
 from numeric._params import ParamSpec, flatten_params
+from numeric.data import data_len, signature, take, to_device
 from numeric.diagnostics import (
     Finding,
     check_draws_capped,
@@ -102,71 +103,36 @@ HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for
 HESSIAN_CHUNK = 2048
 MAX_BURNIN_STEPS = 20_000
 SLOW_ESS, NUM_SLOW = 400.0, 3
-_COMPILED = [0]
+INFLATION_CHAINS = 16  # chains the minibatch-noise inflation is measured on
 
 
-# --------------------------------------------------------------------------------------------
-# data helpers
+@dataclass(frozen=True)
+class ModuleLoss:
+    """``loss(module(x...), y)`` with the module's parameters replaced by ``params``.
 
+    Built with ``torch.func.functional_call``; the module's buffers are used as they are (held
+    fixed). Two instances are equal when module and loss are the same objects, so a compiled
+    kernel (``compile=True``) is reused by later estimates on the same module.
+    """
 
-def data_len(data: Any) -> int:
-    """Number of samples: length of the first tensor of a tuple, or ``len(data)``."""
-    if isinstance(data, (tuple, list)):
-        if len(data) == 0:
-            raise InvalidInputError("data is an empty tuple")
-        lens = {int(x.shape[0]) if isinstance(x, Tensor) else len(x) for x in data}
-        if len(lens) != 1:
-            raise InvalidInputError(f"data tensors have different lengths {sorted(lens)}")
-        return lens.pop()
-    if isinstance(data, Tensor):
-        if data.dim() == 0:
-            raise InvalidInputError("data is a 0-dim tensor")
-        return int(data.shape[0])
-    return len(data)
+    module: nn.Module
+    loss: Callable[[Tensor, Tensor], Tensor]
 
-
-def take(data: Any, idx: Tensor) -> Any:
-    """``data`` indexed by a tensor of indices (shape [C, B] gives a batch per chain)."""
-    if isinstance(data, (tuple, list)):
-        return tuple(_take1(x, idx) for x in data)
-    return _take1(data, idx)
-
-
-def _take1(x: Any, idx: Tensor) -> Any:
-    if isinstance(x, Tensor):  # index_select is several times faster than x[idx] on CPU
-        return x.index_select(0, idx.reshape(-1)).reshape(*idx.shape, *x.shape[1:])
-    return x[idx]
-
-
-def _to(data: Any, device: torch.device, dtype: torch.dtype) -> Any:
-    def conv(x: Any) -> Any:
-        if isinstance(x, Tensor):
-            x = x.to(device)
-            return x.to(dtype) if x.is_floating_point() else x
-        return x
-
-    if isinstance(data, (tuple, list)):
-        return tuple(conv(x) for x in data)
-    return conv(data)
+    def __call__(self, params: dict[str, Tensor], batch: Sequence[Tensor]) -> Tensor:
+        *xs, y = batch
+        return self.loss(functional_call(self.module, params, tuple(xs)), y)
 
 
 def from_module(
     module: nn.Module, loss: Callable[[Tensor, Tensor], Tensor]
-) -> tuple[LossFn, dict[str, Tensor]]:
+) -> tuple[ModuleLoss, dict[str, Tensor]]:
     """``(loss_fn, w*)`` for an ``nn.Module``: ``loss_fn(params, (x..., y)) = loss(module(x...), y)``.
 
-    Built with ``torch.func.functional_call``; buffers are held fixed; ``w*`` is a detached copy of
-    the module's parameters. ``loss`` must return the mean over the batch.
+    ``w*`` is a detached copy of the module's parameters. ``loss`` must return the mean over the
+    batch.
     """
     params = {k: v.detach().clone() for k, v in module.named_parameters()}
-    buffers = {k: v.detach() for k, v in module.named_buffers()}
-
-    def loss_fn(p: dict[str, Tensor], batch: Sequence[Tensor]) -> Tensor:
-        *xs, y = batch
-        out = functional_call(module, {**buffers, **p}, tuple(xs))
-        return loss(out, y)
-
-    return loss_fn, params
+    return ModuleLoss(module, loss), params
 
 
 class _Model:
@@ -184,13 +150,6 @@ class _Model:
 
     def indices(self, c: int, gen: torch.Generator, device: torch.device) -> Tensor:
         return torch.randint(self.n, (c, self.batch), generator=gen, device=device)
-
-    def loss_and_grad(self, w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
-        with torch.enable_grad():
-            ww = w.detach().requires_grad_(True)
-            losses = self.per_chain(ww, batch)
-            (g,) = torch.autograd.grad(losses.sum(), ww)
-        return losses.detach(), g
 
     def hvp_at(self, w: Tensor, gen: torch.Generator) -> Callable[[Tensor], Tensor]:
         batch = take(self.data, self.indices(w.shape[0], gen, w.device))
@@ -310,9 +269,13 @@ def estimate_llc(
     the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"`` (module
     docstring). A given ``step_size`` is in the preconditioned metric when one is used.
 
-    ``compile=True`` fuses gradient and update into one ``torch.compile``d function (random
-    numbers still come from the one generator, outside it): 2–4× fewer microseconds per step for
-    small models after a compile of seconds to tens of seconds on a CPU; worth it for long runs.
+    ``compile=True`` runs the SGLD steps through one ``torch.compile``d kernel of
+    ``kernel.UNROLL`` fused steps (same random numbers as the eager loop, so the same estimate up
+    to rounding): 10–30× fewer microseconds per step for small models, after a one-off compile of
+    seconds (tens of seconds on a cold cache). The kernel is cached per process for the same
+    ``loss_fn`` object (``from_module`` returns equal ones for the same module), shapes and
+    settings, so later estimates on the same model do not compile again. Worth it for long runs
+    and for many estimates of one architecture (checkpoints, sweeps).
     """
     _engine.validate_common(
         1.0 if nbeta is None else nbeta,
@@ -348,7 +311,11 @@ def estimate_llc(
         isinstance(full_loss_every, int) and full_loss_every >= 0
     ):
         raise InvalidInputError(f"full_loss_every must be an int ≥ 0, got {full_loss_every!r}")
-    data = _to(data, dev, dt)
+    data = to_device(data, dev, dt)
+    if compile and signature(data) is None:
+        raise InvalidInputError(
+            "compile=True needs data as a tensor or a tuple of tensors (samples on the first axis)"
+        )
     model = _Model(loss_fn, spec, data, n, bsz)
     _check_loss(model, w_star)
     init_loss_t, g_star = model.full_grad(w_star)
@@ -380,79 +347,54 @@ def estimate_llc(
         slow_info = None
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed)
-    w_rep = w_star.expand(c, d)
     cv = gradient == "control_variate"
-    stacked = c * d * bsz <= 2**22
-
-    def gradient_fn(w: Tensor, g: torch.Generator) -> sgld.GradientEval:
-        idx = model.indices(c, g, dev)
-        if cv:
-            batch = take(data, torch.cat([idx, idx]))
-            losses, grads = model.loss_and_grad(torch.cat([w, w_rep]), batch)
-            return sgld.GradientEval(losses[:c], losses[c:], grads[:c] - grads[c:] + g_star)
-        if stacked:  # small models are dispatch-bound: one vmapped call for w and w*
-            batch = take(data, torch.cat([idx, idx]))
-            losses, grads = model.loss_and_grad(torch.cat([w, w_rep]), batch)
-            return sgld.GradientEval(losses[:c], losses[c:], grads[:c])
-        batch = take(data, idx)
-        losses, grads = model.loss_and_grad(w, batch)
-        with torch.no_grad():
-            ref = vmap(model.f, in_dims=(None, 0), randomness="different")(w_star, batch)
-        return sgld.GradientEval(losses, ref, grads)
-
-    norms = {"drift": w_star.new_zeros(c), "noise": w_star.new_zeros(c), "count": 0, "on": False}
-    last: dict[str, Tensor] = {}
-    counter = [0]
-
-    fused = (
-        _fused_step(
-            model, data, w_star, g_star, c, cv, integrator, nbeta_v, gamma, prior_precision, pre_s
-        )
-        if compile
-        else None
+    kspec = kernel.KernelSpec(
+        control_variate=cv,
+        integrator=integrator,
+        preconditioned=pre_s is not None,
+        stacked=c * d * bsz <= 2**22,  # small models are dispatch-bound: one call for w and w*
     )
+    gradient_fn = _gradient_fn(model, kspec, w_star, g_star)
 
-    def transition(state: sgld.SGLDState, eps: float) -> tuple[sgld.SGLDState, Tensor, Tensor]:
-        counter[0] += 1
-        if fused is not None and not (norms["on"] and counter[0] % 10 == 0):
-            idx = model.indices(c, gen, dev)
-            xi = torch.randn(state.position.shape, generator=gen, device=dev, dtype=dt)
-            new, lo, re, last["drift"] = fused(
-                state.position, state.noise, idx, xi, torch.tensor(eps, dtype=dt, device=dev)
-            )
-            return sgld.SGLDState(new, xi), lo, re
-        with_norms = norms["on"] and counter[0] % 10 == 0
-        new, info = sgld.step(
-            state,
-            gen,
-            gradient_fn,
-            step_size=eps,
-            nbeta=nbeta_v,
-            gamma=gamma,
-            center=w_star,
-            prior_precision=prior_precision,
-            integrator=integrator,
-            preconditioner=pre_s,
-            with_norms=with_norms,
-        )
-        if with_norms:
-            norms["drift"] += info.drift_sq
-            norms["noise"] += info.noise_sq
-            norms["count"] += 1
-        last["drift"] = info.drift
-        return new, info.loss, info.ref_loss
+    slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
+    if slow_u is not None and slow_u.shape[1] > 0:
+        probe = slow_u * slow_k.rsqrt()  # u_j/√(nβh_j + c): unit variance if U is quadratic
+        kappa_min = 1.0 if pre_s is not None else float(slow_k[0])
+    else:
+        probe = w_star.new_zeros(d, 0)
+        kappa_min = float("nan")
+    consts = kernel.Constants(w_star, g_star, pre_s, probe, nbeta_v, gamma, prior_precision)
+    kern = kernel.Kernel(
+        model.f,
+        kspec,
+        consts,
+        data,
+        compiled=compile,
+        cache_key=_cache_key(loss_fn, spec, kspec, data, c, bsz),
+    )
+    norms = {"drift": w_star.new_zeros(c), "noise": w_star.new_zeros(c), "count": 0, "on": False}
+
+    def block(state: sgld.SGLDState, m: int, eps: float) -> tuple[sgld.SGLDState, Any]:
+        noise = kernel.draw_block(gen, m, c, n, bsz, w_star)
+        state, tr = kern.run(state, noise, eps)
+        if norms["on"]:
+            norms["drift"] += tr.drift_sq
+            norms["noise"] += tr.noise_sq
+            norms["count"] += m
+        return state, tr
 
     if progress is None:
         progress = sys.stderr.isatty()
     runner = _engine.Runner(
-        sgld.init(w_rep, gen),
-        transition,
+        sgld.init(w_star.expand(c, d), gen),
+        None,
         lambda s: s.position,
         w_star,
         nbeta=nbeta_v,
         on_divergence=on_divergence,
         progress=progress,
         total_hint=(num_burnin or 1000) + (num_draws or 1000),
+        block=block,
     )
 
     def curvature(v: Tensor, iters: int) -> tuple[float, Tensor]:
@@ -470,14 +412,6 @@ def estimate_llc(
         lam = lam[runner.alive & torch.isfinite(lam)]
         top = float(lam.max()) if lam.numel() else 0.0
         return scale * top + shift, v
-
-    slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
-    if slow_u is not None and slow_u.shape[1] > 0:
-        probe = slow_u * slow_k.rsqrt()  # u_j/√(nβh_j + c): unit variance if U is quadratic
-        runner.observe = lambda: last["drift"] @ probe
-        kappa_min = 1.0 if pre_s is not None else float(slow_k[0])
-    else:
-        kappa_min = float("nan")
 
     def relax() -> float:
         return relaxation_steps(runner.step_size, kappa_min) if kappa_min > 0 else math.nan
@@ -551,7 +485,12 @@ def estimate_llc(
             if k == every:
                 full.append(model.full_loss(runner.state.position))
         inflation = _inflation(
-            gradient_fn, runner.state.position, gen, runner.step_size, nbeta_v, pre_s
+            gradient_fn,
+            runner.state.position[runner.alive][:INFLATION_CHAINS],
+            gen,
+            runner.step_size,
+            nbeta_v,
+            pre_s,
         )
     finally:
         runner.close()
@@ -566,7 +505,7 @@ def estimate_llc(
     findings.extend(check_step_size(_engine.noise_drift_ratio(norms), inflation))
     t_relax = relax()
     slow_ess = slow_rhat = math.nan
-    if runner.observe is not None:
+    if probe.shape[1] > 0:
         proj = torch.cat([p.obs for p in parts], 1).double().cpu().numpy()[alive]
         slow_ess, slow_rhat = direction_mixing(proj)
         findings.extend(
@@ -680,44 +619,28 @@ def _consistent_curvature(
     return step_scale / eps, v
 
 
-def _fused_step(
-    model: _Model,
-    data: Any,
-    w_star: Tensor,
-    g_star: Tensor,
-    c: int,
-    cv: bool,
-    integrator: str,
-    nbeta: float,
-    gamma: float,
-    alpha: float,
-    sqrt_m: Tensor | None = None,
-) -> Callable[..., tuple[Tensor, Tensor, Tensor, Tensor]]:
-    """One SGLD step (``sgld.step`` with the same maths) as a single compiled function."""
-    from torch.func import grad_and_value
+def _gradient_fn(
+    model: _Model, spec: kernel.KernelSpec, w_star: Tensor, g_star: Tensor
+) -> sgld.GradientFn:
+    """ĝ at positions [C', D] on fresh minibatches from a generator (outside the hot loop)."""
+    gradient = kernel.make_gradient(model.f, spec, functional=False)
 
-    gv = vmap(grad_and_value(model.f), randomness="different")
+    def fn(w: Tensor, gen: torch.Generator) -> sgld.GradientEval:
+        idx = model.indices(w.shape[0], gen, w.device)
+        return gradient(w, idx, w_star, g_star, model.data)
 
-    def step(w: Tensor, noise: Tensor, idx: Tensor, xi: Tensor, eps: Tensor):
-        batch = take(data, torch.cat([idx, idx]))
-        grads, losses = gv(torch.cat([w, w_star.expand(c, -1)]), batch)
-        g = grads[:c] - grads[c:] + g_star if cv else grads[:c]
-        d = sgld.drift(w, g, nbeta=nbeta, gamma=gamma, center=w_star, prior_precision=alpha)
-        inc = (noise + xi) * 0.5 if integrator == "lm" else xi
-        if sqrt_m is None:
-            return w - 0.5 * eps * d + eps.sqrt() * inc, losses[:c], losses[c:], d
-        new = w + (-0.5 * eps * (d @ sqrt_m) + eps.sqrt() * inc) @ sqrt_m
-        return new, losses[:c], losses[c:], d
+    return fn
 
-    # A fresh code object per call: dynamo caches compiled code per code object with guards on
-    # the closure, so reusing one would pile up recompiles across calls (and hit its limit).
-    _COMPILED[0] += 1
-    fresh = types.FunctionType(
-        step.__code__.replace(co_name=f"sgld_step_{_COMPILED[0]}"),
-        step.__globals__,
-        closure=step.__closure__,
-    )
-    return torch.compile(fresh, dynamic=False)
+
+def _cache_key(
+    loss_fn: LossFn, spec: ParamSpec, kspec: kernel.KernelSpec, data: Any, c: int, bsz: int
+) -> tuple | None:
+    """What a compiled kernel is specialised on; None when ``loss_fn`` is not hashable."""
+    try:
+        hash(loss_fn)
+    except TypeError:
+        return None
+    return (loss_fn, spec, kspec, signature(data), c, bsz)
 
 
 def _inflation(

@@ -73,47 +73,49 @@ def drift(
     position: Tensor,
     grad: Tensor,
     *,
-    nbeta: float,
-    gamma: float,
+    nbeta: float | Tensor,
+    gamma: float | Tensor,
     center: Tensor,
-    prior_precision: float,
+    prior_precision: float | Tensor,
 ) -> Tensor:
-    """d = nβ·ĝ + γ(w − w*) + αw (the gradient of U with ĝ in place of ∇L)."""
+    """d = nβ·ĝ + γ(w − w*) + αw (the gradient of U with ĝ in place of ∇L).
+
+    Python-float terms that are 0 are skipped; tensor coefficients are always applied.
+    """
     d = grad * nbeta
-    if gamma != 0.0:
+    if isinstance(gamma, Tensor) or gamma != 0.0:
         d = d + gamma * (position - center)
-    if prior_precision != 0.0:
+    if isinstance(prior_precision, Tensor) or prior_precision != 0.0:
         d = d + prior_precision * position
     return d
 
 
-def step(
+def update(
     state: SGLDState,
-    generator: torch.Generator,
-    gradient_fn: GradientFn,
+    ev: GradientEval,
+    xi: Tensor,
     *,
-    step_size: float,
-    nbeta: float,
-    gamma: float,
+    step_size: float | Tensor,
+    nbeta: float | Tensor,
+    gamma: float | Tensor,
     center: Tensor,
-    prior_precision: float = 0.0,
+    prior_precision: float | Tensor = 0.0,
     integrator: Integrator = "lm",
     noise_scale: float = 1.0,
     preconditioner: Tensor | None = None,
     with_norms: bool = False,
 ) -> tuple[SGLDState, SGLDInfo]:
-    """One SGLD step for all chains; returns the new state and what the step saw.
+    """The SGLD update given the gradient estimate ``ev`` at ``state`` and a fresh draw ``xi``.
 
-    ``preconditioner`` is S = M^{1/2} [D, D] (module docstring); None means M = I.
-    ``drift_sq``/``noise_sq`` are computed only when ``with_norms`` (they cost two reductions).
+    Pure (no random numbers drawn here): ``step`` draws them, ``numeric.kernel`` pre-draws a
+    block of them. Scalars may be Python floats or 0-d tensors (the compiled kernel passes
+    tensors so that new values do not recompile).
     """
     w = state.position
-    ev = gradient_fn(w, generator)
     with torch.no_grad():
         d = drift(
             w, ev.grad, nbeta=nbeta, gamma=gamma, center=center, prior_precision=prior_precision
         )
-        xi = torch.randn(w.shape, generator=generator, device=w.device, dtype=w.dtype)
         scale = (step_size**0.5) * noise_scale
         if integrator == "lm":
             inc = (state.noise + xi) * (0.5 * scale)
@@ -132,3 +134,42 @@ def step(
         else:
             drift_sq = noise_sq = ev.loss.new_zeros(())
     return SGLDState(new, xi), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq, d)
+
+
+def step(
+    state: SGLDState,
+    generator: torch.Generator,
+    gradient_fn: GradientFn,
+    *,
+    step_size: float,
+    nbeta: float,
+    gamma: float,
+    center: Tensor,
+    prior_precision: float = 0.0,
+    integrator: Integrator = "lm",
+    noise_scale: float = 1.0,
+    preconditioner: Tensor | None = None,
+    with_norms: bool = False,
+) -> tuple[SGLDState, SGLDInfo]:
+    """One SGLD step for all chains: ĝ from ``gradient_fn``, ξ from ``generator``, then ``update``.
+
+    ``preconditioner`` is S = M^{1/2} [D, D] (module docstring); None means M = I.
+    ``drift_sq``/``noise_sq`` are computed only when ``with_norms`` (they cost two reductions).
+    """
+    w = state.position
+    ev = gradient_fn(w, generator)
+    xi = torch.randn(w.shape, generator=generator, device=w.device, dtype=w.dtype)
+    return update(
+        state,
+        ev,
+        xi,
+        step_size=step_size,
+        nbeta=nbeta,
+        gamma=gamma,
+        center=center,
+        prior_precision=prior_precision,
+        integrator=integrator,
+        noise_scale=noise_scale,
+        preconditioner=preconditioner,
+        with_norms=with_norms,
+    )

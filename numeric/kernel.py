@@ -1,0 +1,302 @@
+r"""The estimator's hot loop: a block of SGLD steps as one function of pre-drawn randomness.
+
+Nothing is drawn inside a block: ``draw_block`` draws the minibatch indices I_t [C, B] and the
+normal draws ξ_t [C, D] of every step of a block up front (two generator calls per block instead
+of two per step), and ``run`` applies ``sgld.update`` once per step. Eagerly that is a Python
+loop. With ``compiled=True`` the steps go through one ``torch.compile``d graph of ``UNROLL``
+steps (forward, backward by ``torch.func.grad_and_value``, update and the per-step records fused
+into one C++/Triton kernel set); a block of m steps runs ⌈m/UNROLL⌉ such calls, the steps past m
+masked out (their state is not kept, their draws are zero padding, not taken from the
+generator). The compiled function is cached per (loss function, shapes, settings), so repeated
+estimates on one model compile once per process. Eager and compiled runs consume the same random
+numbers and agree up to floating-point rounding.
+
+Per step the block records L_B(w_t), L_B(w*) on the same minibatch, ‖w_t − w*‖², the drift
+d_t = ∇Û(w_t) projected on ``probe`` (the slow-direction diagnostic), and sums ‖move‖², ‖noise‖²
+(the noise/drift ratio of the step-size check).
+"""
+
+from __future__ import annotations
+
+import types
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import torch
+from torch import Tensor
+from torch.func import grad_and_value, vmap
+
+from numeric import sgld
+from numeric.data import take
+
+UNROLL = 8  # steps per compiled call
+CACHE_SIZE = 16  # compiled kernels kept per process (least recently used dropped)
+
+FlatLoss = Callable[[Tensor, Any], Tensor]  # L_B(w) for one flat parameter vector [D]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Static settings a kernel is specialised on."""
+
+    control_variate: bool  # ĝ = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*), else ĝ = ∇L_B(w)
+    integrator: sgld.Integrator
+    preconditioned: bool
+    stacked: bool  # evaluate w and w* in one vmapped call (small models: dispatch-bound)
+
+
+class Constants(NamedTuple):
+    """Per-run tensors and scalars a kernel reads (arguments, not closures: no recompiles)."""
+
+    w_star: Tensor  # [D]
+    g_star: Tensor  # [D] ∇L_n(w*)
+    sqrt_m: Tensor | None  # [D, D] S = M^{1/2}, or None
+    probe: Tensor  # [D, j] directions the drift is projected on (j may be 0)
+    nbeta: float
+    gamma: float
+    alpha: float
+
+
+class BlockNoise(NamedTuple):
+    idx: Tensor  # [m, C, B] minibatch indices
+    xi: Tensor  # [m, C, D] standard normal draws
+
+
+class BlockTrace(NamedTuple):
+    """What a block of m steps saw: [C, m] traces and [C] sums."""
+
+    loss: Tensor  # L_B(w_t) before step t
+    ref: Tensor  # L_B(w*) on the same minibatch
+    dist: Tensor  # ‖w_t − w*‖²
+    obs: Tensor  # [C, m, j] d_t·probe
+    drift_sq: Tensor  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
+    noise_sq: Tensor  # Σ_t ‖noise increment‖²
+
+
+def draw_block(
+    gen: torch.Generator, steps: int, chains: int, n: int, batch: int, like: Tensor
+) -> BlockNoise:
+    """Indices uniform on [0, n) with replacement, one minibatch per chain and step; ξ ~ N(0, I)."""
+    idx = torch.randint(n, (steps, chains, batch), generator=gen, device=like.device)
+    xi = torch.randn(
+        (steps, chains, like.shape[-1]), generator=gen, device=like.device, dtype=like.dtype
+    )
+    return BlockNoise(idx, xi)
+
+
+def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
+    """Losses [C'] and gradients [C', D] of f at positions [C', D], batches [C', B, ...]:
+    one vmapped forward and one reverse pass (cheaper eagerly than vmap of grad)."""
+    per_chain = vmap(f, randomness="different")
+
+    def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
+        with torch.enable_grad():
+            ww = w.detach().requires_grad_(True)
+            losses = per_chain(ww, batch)
+            (g,) = torch.autograd.grad(losses.sum(), ww)
+        return losses.detach(), g
+
+    return vg
+
+
+GradientAt = Callable[[Tensor, Tensor, Tensor, Tensor, Any], sgld.GradientEval]
+
+
+def _value_and_grad_functional(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
+    """The same with ``torch.func`` only (traceable by ``torch.compile`` without graph breaks)."""
+    gv = vmap(grad_and_value(f), randomness="different")
+
+    def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
+        g, losses = gv(w, batch)
+        return losses, g
+
+    return vg
+
+
+def make_gradient(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> GradientAt:
+    """``gradient(w, idx, w*, ∇L_n(w*), data)``: L_B(w), L_B(w*) and ĝ at positions w [C, D]
+    on the minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says which ĝ).
+
+    ``functional``: gradients by ``torch.func`` (for ``torch.compile``), else by autograd.
+    """
+    vg = (_value_and_grad_functional if functional else _value_and_grad_eager)(f)
+    ref_only = vmap(f, in_dims=(None, 0), randomness="different")
+
+    def gradient(w: Tensor, idx: Tensor, w_star: Tensor, g_star: Tensor, data: Any):
+        c = w.shape[0]
+        if spec.control_variate or spec.stacked:
+            batch = take(data, torch.cat([idx, idx]))
+            losses, grads = vg(torch.cat([w, w_star.expand(c, -1)]), batch)
+            g = grads[:c] - grads[c:] + g_star if spec.control_variate else grads[:c]
+            return sgld.GradientEval(losses[:c], losses[c:], g)
+        batch = take(data, idx)
+        losses, grads = vg(w, batch)
+        with torch.no_grad():
+            ref = ref_only(w_star, batch)
+        return sgld.GradientEval(losses, ref, grads)
+
+    return gradient
+
+
+def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[..., Any]:
+    """``block(state, noise, mask, eps, consts, data) -> (state, BlockTrace)``.
+
+    ``mask`` [m] bool or None: steps with mask False leave the state unchanged (compiled padding).
+    """
+    gradient = make_gradient(f, spec, functional=functional)
+
+    def block(
+        state: sgld.SGLDState,
+        noise: BlockNoise,
+        mask: Tensor | None,
+        eps: float | Tensor,
+        k: Constants,
+        data: Any,
+    ) -> tuple[sgld.SGLDState, BlockTrace]:
+        loss, ref, dist, obs = [], [], [], []
+        drift_sq = noise_sq = state.position.new_zeros(state.position.shape[0])
+        for t in range(noise.idx.shape[0]):
+            w = state.position
+            dist.append((w - k.w_star).square().sum(-1))
+            ev = gradient(w, noise.idx[t], k.w_star, k.g_star, data)
+            new, info = sgld.update(
+                state,
+                ev,
+                noise.xi[t],
+                step_size=eps,
+                nbeta=k.nbeta,
+                gamma=k.gamma,
+                center=k.w_star,
+                prior_precision=k.alpha,
+                integrator=spec.integrator,
+                preconditioner=k.sqrt_m,
+                with_norms=True,
+            )
+            if mask is not None:
+                keep = mask[t]
+                new = sgld.SGLDState(
+                    torch.where(keep, new.position, state.position),
+                    torch.where(keep, new.noise, state.noise),
+                )
+                drift_sq = drift_sq + torch.where(keep, info.drift_sq, 0.0)
+                noise_sq = noise_sq + torch.where(keep, info.noise_sq, 0.0)
+            else:
+                drift_sq = drift_sq + info.drift_sq
+                noise_sq = noise_sq + info.noise_sq
+            state = new
+            loss.append(info.loss)
+            ref.append(info.ref_loss)
+            obs.append(info.drift @ k.probe)
+        trace = BlockTrace(
+            torch.stack(loss, 1),
+            torch.stack(ref, 1),
+            torch.stack(dist, 1),
+            torch.stack(obs, 1),
+            drift_sq,
+            noise_sq,
+        )
+        return state, trace
+
+    return block
+
+
+_COMPILED: OrderedDict[Hashable, Callable[..., Any]] = OrderedDict()
+
+
+def _compiled_block(f: FlatLoss, spec: KernelSpec, key: Hashable | None) -> Callable[..., Any]:
+    """``torch.compile`` of ``make_block`` (functional gradients), cached under ``key``.
+
+    Each cache entry gets its own code object: dynamo keeps compiled graphs per code object with
+    guards on the closure, so entries sharing one would evict each other past its recompile limit.
+    """
+    if key is not None and key in _COMPILED:
+        _COMPILED.move_to_end(key)
+        return _COMPILED[key]
+    block = make_block(f, spec, functional=True)
+    fresh = types.FunctionType(
+        block.__code__.replace(co_name=f"sgld_block_{len(_COMPILED)}_{id(block):x}"),
+        block.__globals__,
+        closure=block.__closure__,
+    )
+    compiled = torch.compile(fresh, dynamic=False)
+    if key is not None:
+        _COMPILED[key] = compiled
+        while len(_COMPILED) > CACHE_SIZE:
+            _COMPILED.popitem(last=False)
+    return compiled
+
+
+class Kernel:
+    """Runs blocks of SGLD steps for one estimate: eager, or compiled and cached."""
+
+    def __init__(
+        self,
+        f: FlatLoss,
+        spec: KernelSpec,
+        consts: Constants,
+        data: Any,
+        *,
+        compiled: bool,
+        cache_key: Hashable | None = None,
+    ) -> None:
+        self.spec, self.consts, self.data, self.compiled = spec, consts, data, compiled
+        if compiled:
+            self.block = _compiled_block(f, spec, cache_key)
+            like = consts.w_star
+            # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
+            self._scalars = tuple(
+                torch.tensor(v, dtype=like.dtype, device=like.device)
+                for v in (consts.nbeta, consts.gamma, consts.alpha)
+            )
+            self._k = consts._replace(
+                nbeta=self._scalars[0], gamma=self._scalars[1], alpha=self._scalars[2]
+            )
+        else:
+            self.block = make_block(f, spec, functional=False)
+            self._k = consts
+
+    def run(
+        self, state: sgld.SGLDState, noise: BlockNoise, eps: float
+    ) -> tuple[sgld.SGLDState, BlockTrace]:
+        """Apply the m steps whose randomness is ``noise``."""
+        if not self.compiled:
+            return self.block(state, noise, None, eps, self._k, self.data)
+        m = noise.idx.shape[0]
+        like = state.position
+        eps_t = torch.tensor(eps, dtype=like.dtype, device=like.device)
+        parts = []
+        for s in range(0, m, UNROLL):
+            e = min(s + UNROLL, m)
+            chunk, mask = _pad(noise, s, e)
+            state, tr = self.block(state, chunk, mask, eps_t, self._k, self.data)
+            if e - s < UNROLL:
+                tr = BlockTrace(
+                    tr.loss[:, : e - s],
+                    tr.ref[:, : e - s],
+                    tr.dist[:, : e - s],
+                    tr.obs[:, : e - s],
+                    tr.drift_sq,
+                    tr.noise_sq,
+                )
+            parts.append(tr)
+        if len(parts) == 1:
+            return state, parts[0]
+        return state, BlockTrace(
+            *(torch.cat([getattr(p, f) for p in parts], 1) for f in ("loss", "ref", "dist", "obs")),
+            sum(p.drift_sq for p in parts),
+            sum(p.noise_sq for p in parts),
+        )
+
+
+def _pad(noise: BlockNoise, s: int, e: int) -> tuple[BlockNoise, Tensor]:
+    """Steps s..e of ``noise`` padded with zeros to ``UNROLL`` steps, and the mask of real ones."""
+    idx, xi = noise.idx[s:e], noise.xi[s:e]
+    mask = torch.zeros(UNROLL, dtype=torch.bool, device=idx.device)
+    mask[: e - s] = True
+    if e - s < UNROLL:
+        pad = UNROLL - (e - s)
+        idx = torch.cat([idx, idx.new_zeros((pad, *idx.shape[1:]))])
+        xi = torch.cat([xi, xi.new_zeros((pad, *xi.shape[1:]))])
+    return BlockNoise(idx, xi), mask
