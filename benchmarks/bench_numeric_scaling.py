@@ -6,8 +6,13 @@ runs in a fresh subprocess; peak RSS (ru_maxrss) there minus the RSS after build
 set against the size of one [chains, D] float32 tensor, to check memory is O(chains × D) with no
 per-chain copies of the data. ε is fixed (no adaptation); the default gradient estimator
 (control variate, two forward/backward passes per step) is timed, and plain minibatch SGLD too.
+"ms / step" is the steady state: (t(steps) − t(steps/3)) / (2·steps/3) over two estimates, so
+the fixed per-call work (full-data gradient at w*, diagnostics) cancels; "call s" is the whole
+longer call. On CUDA the timings synchronise and memory is the peak allocated on the device.
 
-    python benchmarks/bench_numeric_scaling.py [--quick]
+    python benchmarks/bench_numeric_scaling.py [--quick]            # CPU grid, 10²–10⁷ params
+    python benchmarks/bench_numeric_scaling.py --device cuda        # GPU: DLN 10⁶ and 10⁸ params,
+                                                                    # 1–1024 chains of a small one
 """
 
 from __future__ import annotations
@@ -24,14 +29,15 @@ import time
 import torch
 
 
-def one(chains: int, dim: int, gradient: str, steps: int, threads: int) -> dict:
+def one(chains: int, dim: int, gradient: str, steps: int, threads: int, device: str) -> dict:
     import numeric
 
     torch.set_num_threads(threads)
+    cuda = device.startswith("cuda")
     h = max(2, round(math.sqrt(dim / 3)))
     g = torch.Generator().manual_seed(0)
-    ws = {f"W{i}": torch.randn(h, h, generator=g) / math.sqrt(h) for i in range(3)}
-    x = torch.randn(4096, h, generator=g)
+    ws = {f"W{i}": (torch.randn(h, h, generator=g) / math.sqrt(h)).to(device) for i in range(3)}
+    x = torch.randn(4096, h, generator=g).to(device)
 
     def f(p, xb):
         return xb @ p["W0"].T @ p["W1"].T @ p["W2"].T
@@ -43,6 +49,9 @@ def one(chains: int, dim: int, gradient: str, steps: int, threads: int) -> dict:
         return 0.5 * (f(p, xb) - yb).square().sum(-1).mean()
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+        base_dev = torch.cuda.memory_allocated()
     kw = dict(
         nbeta=100.0,
         gamma=1.0,
@@ -54,20 +63,34 @@ def one(chains: int, dim: int, gradient: str, steps: int, threads: int) -> dict:
         progress=False,
         full_loss_every=10**9,
     )
-    numeric.estimate_llc(loss_fn, ws, (x, y), num_draws=2, num_burnin=0, **kw)  # warm-up
-    t = time.perf_counter()
-    numeric.estimate_llc(loss_fn, ws, (x, y), num_draws=steps, num_burnin=0, **kw)
-    dt = time.perf_counter() - t
+
+    def timed(k: int) -> float:
+        if cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        numeric.estimate_llc(loss_fn, ws, (x, y), num_draws=k, num_burnin=0, **kw)
+        if cuda:
+            torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    timed(2)  # warm-up
+    short = max(1, steps // 3)
+    t_long, t_short = timed(steps), timed(short)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    extra = (peak - base) / 2**20
+    if cuda:
+        extra = (torch.cuda.max_memory_allocated() - base_dev) / 2**20
     d = 3 * h * h
     return dict(
         chains=chains,
         params=d,
         gradient=gradient,
         steps=steps,
-        ms_per_step=1e3 * dt / steps,
+        device=torch.cuda.get_device_name() if cuda else "cpu",
+        ms_per_step=1e3 * max(t_long - t_short, 0.0) / (steps - short),
+        call_s=t_long,
         peak_rss_mb=peak / 2**20,
-        extra_mb=(peak - base) / 2**20,
+        extra_mb=extra,
         state_mb=chains * d * 4 / 2**20,
     )
 
@@ -76,18 +99,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dims", type=int, nargs="*", help="only the 1-chain rows of these sizes")
     ap.add_argument("--one", nargs=4, metavar=("CHAINS", "DIM", "GRADIENT", "STEPS"))
     ap.add_argument("--json", default="benchmarks/out/bench_numeric_scaling.json")
     args = ap.parse_args()
     if args.one:
         c, d, grad, s = args.one
-        print(json.dumps(one(int(c), int(d), grad, int(s), args.threads)))
+        print(json.dumps(one(int(c), int(d), grad, int(s), args.threads, args.device)))
         return
     chains = [1, 4, 16, 64, 256, 1024]
-    dims = [10**2, 10**3, 10**4, 10**5, 10**6] + ([] if args.quick else [10**7])
-    configs = [(c, 300, g, 100) for c in chains for g in ("control_variate", "minibatch")]
-    configs += [(1, d, "control_variate", 30 if d >= 10**6 else 100) for d in dims]
-    configs += [(8, d, "control_variate", 20 if d >= 10**6 else 100) for d in dims[:-1]]
+    if args.dims:
+        configs = [(1, d, "control_variate", 30 if d >= 10**6 else 100) for d in args.dims]
+    elif args.device.startswith("cuda"):
+        configs = [(c, 300, "control_variate", 300) for c in chains]
+        configs += [(1, d, "control_variate", 60) for d in (10**6, 10**8)]
+        configs += [(8, 10**6, "control_variate", 60)]
+    else:
+        dims = [10**2, 10**3, 10**4, 10**5, 10**6] + ([] if args.quick else [10**7])
+        configs = [(c, 300, g, 100) for c in chains for g in ("control_variate", "minibatch")]
+        configs += [(1, d, "control_variate", 30 if d >= 10**6 else 100) for d in dims]
+        configs += [(8, d, "control_variate", 20 if d >= 10**6 else 100) for d in dims[:-1]]
     rows = []
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     for c, d, grad, steps in configs:
@@ -98,6 +130,8 @@ def main() -> None:
                     __file__,
                     "--threads",
                     str(args.threads),
+                    "--device",
+                    args.device,
                     "--one",
                     str(c),
                     str(d),

@@ -130,7 +130,7 @@ def run_numeric(
     return time.perf_counter() - t, est.mean, est.stderr
 
 
-def bare_loop_step_us(model, data, *, chains, nbeta, gamma, eps, batch, steps=300) -> float:
+def bare_loop_step_us(model, data, *, chains, nbeta, gamma, eps, batch, seed=0, steps=300) -> float:
     """µs per step of the minimal vectorised SGLD loop (nothing recorded, no diagnostics)."""
     from torch.func import functional_call, vmap
 
@@ -145,7 +145,7 @@ def bare_loop_step_us(model, data, *, chains, nbeta, gamma, eps, batch, steps=30
 
     per_chain = vmap(f)
     x, y = data
-    g = torch.Generator().manual_seed(0)
+    g = torch.Generator().manual_seed(seed)
     w = w_star.expand(chains, -1).clone()
 
     def run(k: int) -> float:
@@ -212,6 +212,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--cases", type=int, nargs="*", help="indices into CASES (default: all)")
     ap.add_argument("--json", default="benchmarks/out/bench_vs_devinterp.json")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -222,7 +223,7 @@ def main() -> None:
         (256, 10, 40) if args.quick else (256, 50, 200),
     ]
     rows = []
-    for case in CASES:
+    for case in [CASES[i] for i in args.cases] if args.cases else CASES:
         g = torch.Generator().manual_seed(0)
         model, d_in = case.build(g)
         data = make_data(model, d_in, n, g)

