@@ -25,8 +25,14 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest --runslow
 
+# Benchmarks (minutes to tens of minutes); results go to benchmarks/out/*.json, tables to RESULTS.md
+# through benchmarks/render_results.py. devinterp comes from the `bench` extra.
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) benchmarks/bench_quadratic_rank.py
+	$(PY) benchmarks/bench_vs_devinterp.py
+	$(PY) benchmarks/bench_numeric_scaling.py
+	$(PY) benchmarks/render_results.py benchmarks/out/bench_vs_devinterp.json benchmarks/out/bench_numeric_scaling.json
 
 clean:
 	rm -rf $(VENV) report .pytest_cache .hypothesis

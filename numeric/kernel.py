@@ -126,8 +126,9 @@ def make_gradient(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Gradien
 
         paired = vmap(pair, in_dims=(0, None, 0), randomness="different")
 
-        def gradient_functional(w, idx, w_star, g_star, data):
-            loss, ref, g = paired(w, w_star, take(data, idx))
+        def gradient_functional(w, batch, w_star, g_star, data=None):
+            # ``batch``: this step's minibatches, already gathered (see ``Kernel.run``)
+            loss, ref, g = paired(w, w_star, batch)
             return sgld.GradientEval(loss, ref, g + g_star if spec.control_variate else g)
 
         return gradient_functional
@@ -155,6 +156,10 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
     """``block(state, noise, mask, eps, consts, data) -> (state, BlockTrace)``.
 
     ``mask`` [m] bool or None: steps with mask False leave the state unchanged (compiled padding).
+    ``functional``: ``data`` is the block's minibatches gathered up front (tensors with leading
+    axes [m, C, B]: one contiguous ``index_select`` per block outside the compiled graph, which
+    otherwise fuses a slow indirect gather into every loop that reads the batch); else ``data``
+    is the data set and each step gathers its own.
     """
     gradient = make_gradient(f, spec, functional=functional)
 
@@ -171,7 +176,11 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
         for t in range(noise.idx.shape[0]):
             w = state.position
             dist.append((w - k.w_star).square().sum(-1))
-            ev = gradient(w, noise.idx[t], k.w_star, k.g_star, data)
+            if functional:
+                step_batch = tuple(x[t] for x in data) if isinstance(data, tuple) else data[t]
+                ev = gradient(w, step_batch, k.w_star, k.g_star)
+            else:
+                ev = gradient(w, noise.idx[t], k.w_star, k.g_star, data)
             new, info = sgld.update(
                 state,
                 ev,
@@ -281,7 +290,8 @@ class Kernel:
         for s in range(0, m, UNROLL):
             e = min(s + UNROLL, m)
             chunk, mask = _pad(noise, s, e)
-            state, tr = self.block(state, chunk, mask, eps_t, self._k, self.data)
+            batches = take(self.data, chunk.idx)  # [UNROLL, C, B, ...]
+            state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
             if e - s < UNROLL:
                 tr = BlockTrace(
                     tr.loss[:, : e - s],
