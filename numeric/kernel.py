@@ -1,8 +1,9 @@
 r"""The estimator's hot loop: a block of SGLD steps as one function of pre-drawn randomness.
 
 Nothing is drawn inside a block: ``draw_block`` draws the minibatch indices I_t [C, B] and the
-normal draws ξ_t [C, D] of every step of a block up front (two generator calls per block instead
-of two per step), and ``run`` applies ``sgld.update`` once per step. Eagerly that is a Python
+normal draws ξ_t [C, D] of ``UNROLL`` steps up front (two generator calls per ``UNROLL`` steps
+instead of two per step; memory UNROLL × C × D), and ``run`` applies ``sgld.update`` once per
+step. Eagerly that is a Python
 loop. With ``compiled=True`` the steps go through one ``torch.compile``d graph of ``UNROLL``
 steps (forward, backward by ``torch.func.grad_and_value``, update and the per-step records fused
 into one C++/Triton kernel set); a block of m steps runs ⌈m/UNROLL⌉ such calls, the steps past m
@@ -277,6 +278,20 @@ class Kernel:
             self.block = make_block(f, spec, functional=False)
             self._k = consts
 
+    def run_drawing(
+        self, state: sgld.SGLDState, m: int, eps: float, gen: torch.Generator, n: int, batch: int
+    ) -> tuple[sgld.SGLDState, BlockTrace]:
+        """m steps, drawing their randomness from ``gen`` ``UNROLL`` steps at a time: the
+        pre-drawn normals then take UNROLL × C × D numbers, a constant multiple of the state
+        (drawing a whole block at once took 64 × C × D: 2.6 GB for one chain of 10⁷ floats)."""
+        c = state.position.shape[0]
+        parts = []
+        for s in range(0, m, UNROLL):
+            noise = draw_block(gen, min(UNROLL, m - s), c, n, batch, self.consts.w_star)
+            state, tr = self.run(state, noise, eps)
+            parts.append(tr)
+        return state, _cat_traces(parts)
+
     def run(
         self, state: sgld.SGLDState, noise: BlockNoise, eps: float
     ) -> tuple[sgld.SGLDState, BlockTrace]:
@@ -302,13 +317,18 @@ class Kernel:
                     tr.noise_sq,
                 )
             parts.append(tr)
-        if len(parts) == 1:
-            return state, parts[0]
-        return state, BlockTrace(
-            *(torch.cat([getattr(p, f) for p in parts], 1) for f in ("loss", "ref", "dist", "obs")),
-            sum(p.drift_sq for p in parts),
-            sum(p.noise_sq for p in parts),
-        )
+        return state, _cat_traces(parts)
+
+
+def _cat_traces(parts: list[BlockTrace]) -> BlockTrace:
+    """Consecutive blocks' traces as one (per-step records concatenated, norms summed)."""
+    if len(parts) == 1:
+        return parts[0]
+    return BlockTrace(
+        *(torch.cat([getattr(p, f) for p in parts], 1) for f in ("loss", "ref", "dist", "obs")),
+        sum(p.drift_sq for p in parts),
+        sum(p.noise_sq for p in parts),
+    )
 
 
 def _pad(noise: BlockNoise, s: int, e: int) -> tuple[BlockNoise, Tensor]:

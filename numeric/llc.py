@@ -375,8 +375,7 @@ def estimate_llc(
     norms = {"drift": w_star.new_zeros(c), "noise": w_star.new_zeros(c), "count": 0, "on": False}
 
     def block(state: sgld.SGLDState, m: int, eps: float) -> tuple[sgld.SGLDState, Any]:
-        noise = kernel.draw_block(gen, m, c, n, bsz, w_star)
-        state, tr = kern.run(state, noise, eps)
+        state, tr = kern.run_drawing(state, m, eps, gen, n, bsz)
         if norms["on"]:
             norms["drift"] += tr.drift_sq
             norms["noise"] += tr.noise_sq
