@@ -134,14 +134,12 @@ def bare_loop_step_us(model, data, *, chains, nbeta, gamma, eps, batch, seed=0, 
     """µs per step of the minimal vectorised SGLD loop (nothing recorded, no diagnostics)."""
     from torch.func import functional_call, vmap
 
-    params = {k: v.detach() for k, v in model.named_parameters()}
-    names, shapes = list(params), [p.shape for p in params.values()]
-    sizes = [p.numel() for p in params.values()]
-    w_star = torch.cat([p.reshape(-1) for p in params.values()])
+    from numeric._params import flatten_params
+
+    w_star, spec = flatten_params(dict(model.named_parameters()), dtype=None, device=None)
 
     def f(w, xb, yb):
-        p = {k: v.reshape(s) for k, v, s in zip(names, torch.split(w, sizes), shapes)}
-        return half_sq(functional_call(model, p, (xb,)), yb)
+        return half_sq(functional_call(model, spec.unflatten(w), (xb,)), yb)
 
     per_chain = vmap(f)
     x, y = data

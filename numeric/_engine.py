@@ -33,8 +33,8 @@ class Traces:
 
     loss: Tensor
     ref: Tensor
-    dist: Tensor  # ‖w − w*‖² per draw (cheap; used for burn-in stationarity)
-    obs: Tensor | None = None  # [C, T, j] the drift projected on the kernel's probe (blocks only)
+    dist: Tensor | None  # ‖w − w*‖² per draw (burn-in stationarity); [C, 0] or None untracked
+    obs: Tensor | None = None  # [C, T, j] the drift projected on the kernel's probe
 
 
 def check_block(
@@ -81,9 +81,11 @@ def check_block(
 class Runner:
     """Holds the mutable loop state around a pure transition.
 
-    ``advance(k)`` runs k steps and returns the traces of those steps. Either ``transition`` maps
-    the current state to (new state, loss [C], ref [C]) one step at a time, or ``block(state, m,
-    ε)`` runs m ≤ ``CHECK_EVERY`` steps at once and returns (new state, a ``kernel.BlockTrace``).
+    ``advance(k)`` runs k steps and returns the traces of those steps, in blocks of at most
+    ``CHECK_EVERY`` steps: ``block(state, m, ε, track_dist=…, track_obs=…)`` runs m steps and
+    returns (new state, a trace with ``loss``, ``ref``, ``dist`` and ``obs`` [C, m, …], the last
+    two None when not tracked), e.g. ``kernel.Kernel``. A per-step ``transition(state, ε) ->
+    (new state, loss [C], ref [C])`` may be given instead; it is run as such a block.
     """
 
     def __init__(
@@ -97,13 +99,12 @@ class Runner:
         on_divergence: OnDivergence,
         progress: bool,
         total_hint: int,
-        block: Callable[[object, int, float], tuple[object, Any]] | None = None,
+        block: Callable[..., tuple[object, Any]] | None = None,
     ) -> None:
         if (transition is None) == (block is None):
             raise ValueError("give exactly one of transition and block")
         self.state = state
-        self.transition = transition
-        self.block = block
+        self.block = block if block is not None else self._stepwise(transition)
         self.position_of = position_of
         self.center = center
         self.nbeta = nbeta
@@ -120,45 +121,34 @@ class Runner:
 
             self.pbar = tqdm(total=total_hint, desc="SGLD", unit="step", file=sys.stderr)
 
-    def advance(self, k: int, *, track_dist: bool = True, track_obs: bool = False) -> Traces:
-        if self.block is not None:
-            return self._advance_blocks(k, track_dist, track_obs)
-        w = self.position_of(self.state)
-        c = w.shape[0]
-        loss = torch.empty(c, k, device=w.device, dtype=w.dtype)
-        ref = torch.empty_like(loss)
-        dist = torch.empty_like(loss) if track_dist else loss.new_empty(c, 0)
-        start = 0
-        for t in range(k):
-            if track_dist:
-                pos = self.position_of(self.state)
-                dist[:, t] = (pos - self.center).square().sum(-1)
-            self.state, lo, re = self.transition(self.state, self.step_size)
-            loss[:, t] = lo
-            ref[:, t] = re
-            if (t + 1) % CHECK_EVERY == 0 or t == k - 1:
-                self.alive = check_block(
-                    loss[:, start : t + 1] - ref[:, start : t + 1],
-                    self.nbeta,
-                    self.dim,
-                    self.steps_done + start,
-                    step_size=self.step_size,
-                    kappa=self.kappa,
-                    on_divergence=self.on_divergence,
-                    alive=self.alive,
-                )
-                if self.pbar is not None:
-                    self.pbar.update(t + 1 - start)
-                start = t + 1
-        self.steps_done += k
-        return Traces(loss, ref, dist)
+    def _stepwise(
+        self, transition: Callable[[object, float], tuple[object, Tensor, Tensor]]
+    ) -> Callable[..., tuple[object, Traces]]:
+        """A block that applies ``transition`` m times (‖w − w*‖² taken before each step)."""
 
-    def _advance_blocks(self, k: int, track_dist: bool, track_obs: bool) -> Traces:
+        def block(
+            state: object, m: int, eps: float, *, track_dist: bool, track_obs: bool
+        ) -> tuple[object, Traces]:
+            loss, ref, dist = [], [], []
+            for _ in range(m):
+                if track_dist:
+                    dist.append((self.position_of(state) - self.center).square().sum(-1))
+                state, lo, re = transition(state, eps)
+                loss.append(lo)
+                ref.append(re)
+            stacked_dist = torch.stack(dist, 1) if track_dist else None
+            return state, Traces(torch.stack(loss, 1), torch.stack(ref, 1), stacked_dist)
+
+        return block
+
+    def advance(self, k: int, *, track_dist: bool = True, track_obs: bool = False) -> Traces:
         parts = []
         done = 0
         while done < k:
             m = min(CHECK_EVERY, k - done)
-            self.state, tr = self.block(self.state, m, self.step_size)
+            self.state, tr = self.block(
+                self.state, m, self.step_size, track_dist=track_dist, track_obs=track_obs
+            )
             self.alive = check_block(
                 tr.loss - tr.ref,
                 self.nbeta,
@@ -174,15 +164,17 @@ class Runner:
             parts.append(tr)
             done += m
         self.steps_done += k
-        loss = torch.cat([p.loss for p in parts], 1)
-        return Traces(
-            loss,
-            torch.cat([p.ref for p in parts], 1),
-            torch.cat([p.dist for p in parts], 1)
-            if track_dist
-            else loss.new_empty(loss.shape[0], 0),
-            torch.cat([p.obs for p in parts], 1) if track_obs else None,
-        )
+        w = self.position_of(self.state)
+        empty = w.new_empty(w.shape[0], 0)
+
+        def cat(field: str) -> Tensor | None:
+            values = [getattr(p, field) for p in parts]
+            if not values:
+                return empty
+            return None if any(v is None for v in values) else torch.cat(values, 1)
+
+        dist = cat("dist") if track_dist else empty
+        return Traces(cat("loss"), cat("ref"), dist, cat("obs") if track_obs else None)
 
     def close(self) -> None:
         if self.pbar is not None:

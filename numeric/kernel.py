@@ -12,9 +12,11 @@ generator). The compiled function is cached per (loss function, shapes, settings
 estimates on one model compile once per process. Eager and compiled runs consume the same random
 numbers and agree up to floating-point rounding.
 
-Per step the block records L_B(w_t), L_B(w*) on the same minibatch, ‖w_t − w*‖², the drift
-d_t = ∇Û(w_t) projected on ``probe`` (the slow-direction diagnostic), and sums ‖move‖², ‖noise‖²
-(the noise/drift ratio of the step-size check).
+Per step the block records L_B(w_t) and L_B(w*) on the same minibatch and, where ``Record``
+asks for them, ‖w_t − w*‖² (burn-in stationarity), the drift d_t = ∇Û(w_t) projected on
+``probe`` (the slow-direction diagnostic) and sums of ‖move‖², ‖noise‖² (the step-size check).
+Eagerly only the asked-for records are computed; the compiled graph computes all of them (they
+fuse into the step for free, and one graph serves every phase).
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ class KernelSpec:
 
     control_variate: bool  # ĝ = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*), else ĝ = ∇L_B(w)
     integrator: sgld.Integrator
-    preconditioned: bool
     stacked: bool  # evaluate w and w* in one vmapped call (small models: dispatch-bound)
 
 
@@ -60,20 +61,31 @@ class Constants(NamedTuple):
     alpha: float
 
 
+class Record(NamedTuple):
+    """Which optional per-step records a block computes."""
+
+    dist: bool  # ‖w_t − w*‖²
+    obs: bool  # d_t·probe
+    norms: bool  # Σ‖move‖², Σ‖noise‖²
+
+
+ALL = Record(dist=True, obs=True, norms=True)
+
+
 class BlockNoise(NamedTuple):
     idx: Tensor  # [m, C, B] minibatch indices
     xi: Tensor  # [m, C, D] standard normal draws
 
 
 class BlockTrace(NamedTuple):
-    """What a block of m steps saw: [C, m] traces and [C] sums."""
+    """What a block of m steps saw: [C, m] traces and [C] sums (None: not recorded)."""
 
     loss: Tensor  # L_B(w_t) before step t
     ref: Tensor  # L_B(w*) on the same minibatch
-    dist: Tensor  # ‖w_t − w*‖²
-    obs: Tensor  # [C, m, j] d_t·probe
-    drift_sq: Tensor  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
-    noise_sq: Tensor  # Σ_t ‖noise increment‖²
+    dist: Tensor | None  # ‖w_t − w*‖²
+    obs: Tensor | None  # [C, m, j] d_t·probe
+    drift_sq: Tensor | None  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
+    noise_sq: Tensor | None  # Σ_t ‖noise increment‖²
 
 
 def draw_block(
@@ -103,37 +115,14 @@ def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, 
 
 
 GradientAt = Callable[[Tensor, Tensor, Tensor, Tensor, Any], sgld.GradientEval]
+PairedGradient = Callable[[Tensor, Any, Tensor, Tensor], sgld.GradientEval]
 
 
-def make_gradient(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> GradientAt:
+def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
     """``gradient(w, idx, w*, ∇L_n(w*), data)``: L_B(w), L_B(w*) and ĝ at positions w [C, D]
-    on the minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says which ĝ).
-
-    Eager (``functional=False``): one vmapped forward over [w; w*] when ``spec.stacked`` (2C rows,
-    the batch gathered twice) and one reverse pass: fewest dispatches. Functional (for
-    ``torch.compile``: ``torch.func`` only, no graph breaks): per chain, the batch is gathered
-    once and used at w and at w*, with no backward pass at w* unless the control variate needs
-    ∇L_B(w*): measured 2.3× faster per step than the stacked form once compiled (256 chains).
-    """
-    if functional:
-        gv = grad_and_value(f)
-
-        def pair(w: Tensor, w_star: Tensor, batch: Any) -> tuple[Tensor, Tensor, Tensor]:
-            g, loss = gv(w, batch)
-            if spec.control_variate:
-                g_ref, ref = gv(w_star, batch)
-                return loss, ref, g - g_ref
-            return loss, f(w_star, batch), g
-
-        paired = vmap(pair, in_dims=(0, None, 0), randomness="different")
-
-        def gradient_functional(w, batch, w_star, g_star, data=None):
-            # ``batch``: this step's minibatches, already gathered (see ``Kernel.run``)
-            loss, ref, g = paired(w, w_star, batch)
-            return sgld.GradientEval(loss, ref, g + g_star if spec.control_variate else g)
-
-        return gradient_functional
-
+    on the minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says which ĝ), by
+    autograd: one vmapped forward over [w; w*] when ``spec.stacked`` (2C rows, the batch gathered
+    twice) and one reverse pass, the fewest dispatches eagerly."""
     vg = _value_and_grad_eager(f)
     ref_only = vmap(f, in_dims=(None, 0), randomness="different")
 
@@ -153,16 +142,41 @@ def make_gradient(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Gradien
     return gradient
 
 
+def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
+    """``gradient(w, batch, w*, ∇L_n(w*))`` on minibatches already gathered, [C, B, ...], with
+    ``torch.func`` only (traceable by ``torch.compile`` without graph breaks): per chain the batch
+    is used at w and at w*, with no backward pass at w* unless the control variate needs ∇L_B(w*)
+    (2.3× faster per step than the stacked form once compiled, 256 chains)."""
+    gv = grad_and_value(f)
+
+    def pair(w: Tensor, w_star: Tensor, batch: Any) -> tuple[Tensor, Tensor, Tensor]:
+        g, loss = gv(w, batch)
+        if spec.control_variate:
+            g_ref, ref = gv(w_star, batch)
+            return loss, ref, g - g_ref
+        return loss, f(w_star, batch), g
+
+    paired = vmap(pair, in_dims=(0, None, 0), randomness="different")
+
+    def gradient(w: Tensor, batch: Any, w_star: Tensor, g_star: Tensor) -> sgld.GradientEval:
+        loss, ref, g = paired(w, w_star, batch)
+        return sgld.GradientEval(loss, ref, g + g_star if spec.control_variate else g)
+
+    return gradient
+
+
 def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[..., Any]:
-    """``block(state, noise, mask, eps, consts, data) -> (state, BlockTrace)``.
+    """``block(state, noise, mask, eps, consts, data, record) -> (state, BlockTrace)``.
 
     ``mask`` [m] bool or None: steps with mask False leave the state unchanged (compiled padding).
+    ``record``: which optional records to compute (``Record``).
     ``functional``: ``data`` is the block's minibatches gathered up front (tensors with leading
     axes [m, C, B]: one contiguous ``index_select`` per block outside the compiled graph, which
     otherwise fuses a slow indirect gather into every loop that reads the batch); else ``data``
     is the data set and each step gathers its own.
     """
-    gradient = make_gradient(f, spec, functional=functional)
+    gathered = make_paired_gradient(f, spec) if functional else None
+    gradient = None if functional else make_gradient(f, spec)
 
     def block(
         state: sgld.SGLDState,
@@ -171,15 +185,17 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
         eps: float | Tensor,
         k: Constants,
         data: Any,
+        record: Record = ALL,
     ) -> tuple[sgld.SGLDState, BlockTrace]:
         loss, ref, dist, obs = [], [], [], []
         drift_sq = noise_sq = state.position.new_zeros(state.position.shape[0])
         for t in range(noise.idx.shape[0]):
             w = state.position
-            dist.append((w - k.w_star).square().sum(-1))
-            if functional:
+            if record.dist:
+                dist.append((w - k.w_star).square().sum(-1))
+            if gathered is not None:
                 step_batch = tuple(x[t] for x in data) if isinstance(data, tuple) else data[t]
-                ev = gradient(w, step_batch, k.w_star, k.g_star)
+                ev = gathered(w, step_batch, k.w_star, k.g_star)
             else:
                 ev = gradient(w, noise.idx[t], k.w_star, k.g_star, data)
             new, info = sgld.update(
@@ -193,7 +209,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
                 prior_precision=k.alpha,
                 integrator=spec.integrator,
                 preconditioner=k.sqrt_m,
-                with_norms=True,
+                with_norms=record.norms,
             )
             if mask is not None:
                 keep = mask[t]
@@ -201,22 +217,25 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
                     torch.where(keep, new.position, state.position),
                     torch.where(keep, new.noise, state.noise),
                 )
-                drift_sq = drift_sq + torch.where(keep, info.drift_sq, 0.0)
-                noise_sq = noise_sq + torch.where(keep, info.noise_sq, 0.0)
-            else:
+                info = info._replace(
+                    drift_sq=torch.where(keep, info.drift_sq, 0.0),
+                    noise_sq=torch.where(keep, info.noise_sq, 0.0),
+                )
+            if record.norms:
                 drift_sq = drift_sq + info.drift_sq
                 noise_sq = noise_sq + info.noise_sq
             state = new
             loss.append(info.loss)
             ref.append(info.ref_loss)
-            obs.append(info.drift @ k.probe)
+            if record.obs:
+                obs.append(info.drift @ k.probe)
         trace = BlockTrace(
             torch.stack(loss, 1),
             torch.stack(ref, 1),
-            torch.stack(dist, 1),
-            torch.stack(obs, 1),
-            drift_sq,
-            noise_sq,
+            torch.stack(dist, 1) if record.dist else None,
+            torch.stack(obs, 1) if record.obs else None,
+            drift_sq if record.norms else None,
+            noise_sq if record.norms else None,
         )
         return state, trace
 
@@ -239,6 +258,7 @@ def _compiled_block(f: FlatLoss, spec: KernelSpec, key: Hashable | None) -> Call
     fresh = types.FunctionType(
         block.__code__.replace(co_name=f"sgld_block_{len(_COMPILED)}_{id(block):x}"),
         block.__globals__,
+        argdefs=block.__defaults__,
         closure=block.__closure__,
     )
     compiled = torch.compile(fresh, dynamic=False)
@@ -262,24 +282,31 @@ class Kernel:
         compiled: bool,
         cache_key: Hashable | None = None,
     ) -> None:
-        self.spec, self.consts, self.data, self.compiled = spec, consts, data, compiled
+        self.consts, self.data, self.compiled = consts, data, compiled
         if compiled:
             self.block = _compiled_block(f, spec, cache_key)
             like = consts.w_star
             # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
-            self._scalars = tuple(
-                torch.tensor(v, dtype=like.dtype, device=like.device)
-                for v in (consts.nbeta, consts.gamma, consts.alpha)
-            )
             self._k = consts._replace(
-                nbeta=self._scalars[0], gamma=self._scalars[1], alpha=self._scalars[2]
+                **{
+                    name: torch.tensor(getattr(consts, name), dtype=like.dtype, device=like.device)
+                    for name in ("nbeta", "gamma", "alpha")
+                }
             )
+            self._full = torch.ones(UNROLL, dtype=torch.bool, device=like.device)
         else:
             self.block = make_block(f, spec, functional=False)
             self._k = consts
 
     def run_drawing(
-        self, state: sgld.SGLDState, m: int, eps: float, gen: torch.Generator, n: int, batch: int
+        self,
+        state: sgld.SGLDState,
+        m: int,
+        eps: float,
+        gen: torch.Generator,
+        n: int,
+        batch: int,
+        record: Record = ALL,
     ) -> tuple[sgld.SGLDState, BlockTrace]:
         """m steps, drawing their randomness from ``gen`` ``UNROLL`` steps at a time: the
         pre-drawn normals then take UNROLL × C × D numbers, a constant multiple of the state
@@ -288,46 +315,55 @@ class Kernel:
         parts = []
         for s in range(0, m, UNROLL):
             noise = draw_block(gen, min(UNROLL, m - s), c, n, batch, self.consts.w_star)
-            state, tr = self.run(state, noise, eps)
+            state, tr = self.run(state, noise, eps, record)
             parts.append(tr)
         return state, _cat_traces(parts)
 
     def run(
-        self, state: sgld.SGLDState, noise: BlockNoise, eps: float
+        self, state: sgld.SGLDState, noise: BlockNoise, eps: float, record: Record = ALL
     ) -> tuple[sgld.SGLDState, BlockTrace]:
-        """Apply the m steps whose randomness is ``noise``."""
+        """Apply the m ≤ ``UNROLL`` steps whose randomness is ``noise``.
+
+        Compiled: one call of the ``UNROLL``-step graph (padded and masked when m < UNROLL),
+        which computes every record; ``record`` only matters eagerly.
+        """
         if not self.compiled:
-            return self.block(state, noise, None, eps, self._k, self.data)
+            return self.block(state, noise, None, eps, self._k, self.data, record)
         m = noise.idx.shape[0]
+        if m > UNROLL:
+            raise ValueError(f"a compiled block runs at most {UNROLL} steps, got {m}")
         like = state.position
         eps_t = torch.tensor(eps, dtype=like.dtype, device=like.device)
-        parts = []
-        for s in range(0, m, UNROLL):
-            e = min(s + UNROLL, m)
-            chunk, mask = _pad(noise, s, e)
-            batches = take(self.data, chunk.idx)  # [UNROLL, C, B, ...]
-            state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
-            if e - s < UNROLL:
-                tr = BlockTrace(
-                    tr.loss[:, : e - s],
-                    tr.ref[:, : e - s],
-                    tr.dist[:, : e - s],
-                    tr.obs[:, : e - s],
-                    tr.drift_sq,
-                    tr.noise_sq,
-                )
-            parts.append(tr)
-        return state, _cat_traces(parts)
+        chunk, mask = (noise, self._full) if m == UNROLL else _pad(noise, 0, m)
+        batches = take(self.data, chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
+        state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
+        if m < UNROLL:
+            tr = tr._replace(
+                loss=tr.loss[:, :m], ref=tr.ref[:, :m], dist=tr.dist[:, :m], obs=tr.obs[:, :m]
+            )
+        return state, tr
 
 
 def _cat_traces(parts: list[BlockTrace]) -> BlockTrace:
-    """Consecutive blocks' traces as one (per-step records concatenated, norms summed)."""
+    """Consecutive blocks' traces as one (per-step records concatenated, norms summed; a record
+    that any part lacks is None)."""
     if len(parts) == 1:
         return parts[0]
+
+    def joined(field: str, combine: Callable[[list[Tensor]], Tensor]) -> Tensor | None:
+        values = [getattr(p, field) for p in parts]
+        return None if any(v is None for v in values) else combine(values)
+
+    def cat(values: list[Tensor]) -> Tensor:
+        return torch.cat(values, 1)
+
     return BlockTrace(
-        *(torch.cat([getattr(p, f) for p in parts], 1) for f in ("loss", "ref", "dist", "obs")),
-        sum(p.drift_sq for p in parts),
-        sum(p.noise_sq for p in parts),
+        cat([p.loss for p in parts]),
+        cat([p.ref for p in parts]),
+        joined("dist", cat),
+        joined("obs", cat),
+        joined("drift_sq", sum),
+        joined("noise_sq", sum),
     )
 
 

@@ -351,7 +351,6 @@ def estimate_llc(
     kspec = kernel.KernelSpec(
         control_variate=cv,
         integrator=integrator,
-        preconditioned=pre_s is not None,
         stacked=c * d * bsz <= 2**22,  # small models are dispatch-bound: one call for w and w*
     )
     gradient_fn = _gradient_fn(model, kspec, w_star, g_star)
@@ -374,8 +373,13 @@ def estimate_llc(
     )
     norms = {"drift": w_star.new_zeros(c), "noise": w_star.new_zeros(c), "count": 0, "on": False}
 
-    def block(state: sgld.SGLDState, m: int, eps: float) -> tuple[sgld.SGLDState, Any]:
-        state, tr = kern.run_drawing(state, m, eps, gen, n, bsz)
+    def block(
+        state: sgld.SGLDState, m: int, eps: float, *, track_dist: bool, track_obs: bool
+    ) -> tuple[sgld.SGLDState, kernel.BlockTrace]:
+        record = kernel.Record(
+            dist=track_dist, obs=track_obs and probe.shape[1] > 0, norms=norms["on"]
+        )
+        state, tr = kern.run_drawing(state, m, eps, gen, n, bsz, record)
         if norms["on"]:
             norms["drift"] += tr.drift_sq
             norms["noise"] += tr.noise_sq
@@ -622,7 +626,7 @@ def _gradient_fn(
     model: _Model, spec: kernel.KernelSpec, w_star: Tensor, g_star: Tensor
 ) -> sgld.GradientFn:
     """ĝ at positions [C', D] on fresh minibatches from a generator (outside the hot loop)."""
-    gradient = kernel.make_gradient(model.f, spec, functional=False)
+    gradient = kernel.make_gradient(model.f, spec)
 
     def fn(w: Tensor, gen: torch.Generator) -> sgld.GradientEval:
         idx = model.indices(w.shape[0], gen, w.device)

@@ -23,9 +23,7 @@ def _setup(c: int = 3, cv: bool = True, integrator: sgld.Integrator = "lm"):
         xb, yb = batch
         return 0.5 * (torch.sin(xb @ w) - yb).square().mean()
 
-    spec = kernel.KernelSpec(
-        control_variate=cv, integrator=integrator, preconditioned=False, stacked=True
-    )
+    spec = kernel.KernelSpec(control_variate=cv, integrator=integrator, stacked=True)
     consts = kernel.Constants(
         w_star,
         torch.full((3,), 0.01, dtype=torch.float64),
@@ -47,7 +45,7 @@ def test_block_equals_repeated_sgld_steps(cv: bool, integrator: sgld.Integrator)
     block = kernel.make_block(f, spec, functional=False)
     got, trace = block(state, noise, None, 1e-3, k, data)
 
-    gradient = kernel.make_gradient(f, spec, functional=False)
+    gradient = kernel.make_gradient(f, spec)
     ref = state
     for t in range(5):
         ev = gradient(ref.position, noise.idx[t], k.w_star, k.g_star, data)
