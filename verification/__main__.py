@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .catalogue import Settings
-from .report import format_closed_forms, format_table, run_report, write_report
+from .report import format_closed_forms, format_table, run_report, summary_line, write_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(report.records))
     print()
     print(format_closed_forms(report.closed_forms))
-    print(f"\nReport written to {path} ({report.seconds:.0f} s).")
+    print(f"\n{summary_line(report)}")
+    print(f"Report written to {path}.")
     if report.failed:
         print(
             f"{len(report.failed)} case(s) disagree: {', '.join(r.case for r in report.failed)}",

@@ -179,6 +179,18 @@ def _plot(records: Sequence[CrossCheck], path: Path) -> bool:
     return True
 
 
+def summary_line(report: Report) -> str:
+    """One line: how many cases agree / disagree / are inconclusive, and the wall time."""
+    counts = {
+        v: sum(r.verdict == v for r in report.records)
+        for v in ("agree", "disagree", "inconclusive")
+    }
+    return (
+        f"{len(report.records)} cases: {counts['agree']} agree, {counts['disagree']} disagree, "
+        f"{counts['inconclusive']} inconclusive; {report.seconds:.0f} s in all."
+    )
+
+
 def write_report(report: Report, out: Path) -> Path:
     """Write report.md, records.csv, records.json and llc_vs_exact.png into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -190,15 +202,10 @@ def write_report(report: Report, out: Path) -> Path:
     (out / "records.json").write_text(json.dumps(rows, indent=2, default=str))
     plotted = _plot(report.records, out / "llc_vs_exact.png")
     s = report.settings
-    counts = {
-        v: sum(r.verdict == v for r in report.records)
-        for v in ("agree", "disagree", "inconclusive")
-    }
     md = [
         "# Verification report",
         "",
-        f"{len(report.records)} cases: {counts['agree']} agree, {counts['disagree']} disagree, "
-        f"{counts['inconclusive']} inconclusive; {report.seconds:.0f} s in all.",
+        summary_line(report),
         f"Settings: n = {s.n}, {s.num_chains} chains, seed {s.seed}, device {s.device or 'cpu'}.",
         f"Decision rule: {s.rule.describe()}.",
         "",
