@@ -40,6 +40,30 @@ def _take1(x: Any, idx: Tensor) -> Any:
     return x[idx]
 
 
+class Gatherer:
+    """``take`` for a tuple of tensors into buffers reused from call to call (same idx shape).
+
+    A fresh multi-megabyte result per call is fresh memory from the OS each time, and its page
+    faults cost more than the gather (3× for 256 chains × 8 steps × 100 rows of 10 floats).
+    The result is overwritten by the next call.
+    """
+
+    def __init__(self, data: tuple[Tensor, ...] | Tensor) -> None:
+        self.data = data
+        self._out: tuple[Tensor, ...] | None = None
+
+    def __call__(self, idx: Tensor) -> Any:
+        items = self.data if isinstance(self.data, (tuple, list)) else (self.data,)
+        flat = idx.reshape(-1)
+        if self._out is None or self._out[0].shape[0] != flat.shape[0]:
+            self._out = tuple(x.new_empty((flat.shape[0], *x.shape[1:])) for x in items)
+        res = tuple(
+            torch.index_select(x, 0, flat, out=o).view(*idx.shape, *x.shape[1:])
+            for x, o in zip(items, self._out, strict=True)
+        )
+        return res if isinstance(self.data, (tuple, list)) else res[0]
+
+
 def to_device(data: Any, device: torch.device, dtype: torch.dtype) -> Any:
     """Tensors moved to ``device``; floating-point ones cast to ``dtype`` (indices stay integer)."""
 

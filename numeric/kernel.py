@@ -8,7 +8,10 @@ loop. With ``compiled=True`` the steps go through one ``torch.compile``d graph o
 steps (forward, backward by ``torch.func.grad_and_value``, update and the per-step records fused
 into one C++/Triton kernel set); a block of m steps runs ⌈m/UNROLL⌉ such calls, the steps past m
 masked out (their state is not kept, their draws are zero padding, not taken from the
-generator). The compiled function is cached per (loss function, shapes, settings), so repeated
+generator). Inductor runs with small matrix products written as fused loops
+(``numeric._inductor``: 2× faster steps for reduced rank regression at 256 chains) and the
+minibatches are gathered into buffers reused from block to block (``numeric.data.Gatherer``).
+The compiled function is cached per (loss function, shapes, settings), so repeated
 estimates on one model compile once per process. Eager and compiled runs consume the same random
 numbers and agree up to floating-point rounding.
 
@@ -32,7 +35,8 @@ from torch import Tensor
 from torch.func import grad_and_value, vmap
 
 from numeric import sgld
-from numeric.data import take
+from numeric._inductor import inductor_small_matmuls
+from numeric.data import Gatherer, take
 
 UNROLL = 8  # steps per compiled call
 CACHE_SIZE = 16  # compiled kernels kept per process (least recently used dropped)
@@ -261,7 +265,7 @@ def _compiled_block(f: FlatLoss, spec: KernelSpec, key: Hashable | None) -> Call
         argdefs=block.__defaults__,
         closure=block.__closure__,
     )
-    compiled = torch.compile(fresh, dynamic=False)
+    compiled = torch.compile(fresh, dynamic=False, backend=inductor_small_matmuls)
     if key is not None:
         _COMPILED[key] = compiled
         while len(_COMPILED) > CACHE_SIZE:
@@ -294,6 +298,7 @@ class Kernel:
                 }
             )
             self._full = torch.ones(UNROLL, dtype=torch.bool, device=like.device)
+            self._gather = Gatherer(data)
         else:
             self.block = make_block(f, spec, functional=False)
             self._k = consts
@@ -335,7 +340,7 @@ class Kernel:
         like = state.position
         eps_t = torch.tensor(eps, dtype=like.dtype, device=like.device)
         chunk, mask = (noise, self._full) if m == UNROLL else _pad(noise, 0, m)
-        batches = take(self.data, chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
+        batches = self._gather(chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
         state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
         if m < UNROLL:
             tr = tr._replace(

@@ -10,7 +10,8 @@ from torch import nn
 
 import numeric
 from numeric import kernel, sgld
-from numeric.data import take
+from numeric._inductor import inductor_small_matmuls
+from numeric.data import Gatherer, take
 
 
 def _setup(c: int = 3, cv: bool = True, integrator: sgld.Integrator = "lm"):
@@ -153,3 +154,37 @@ def test_compiled_estimate_equals_eager() -> None:
     )
     assert len(kernel._COMPILED) == before  # the same module reuses its compiled kernel
     assert again.mean == compiled.mean
+
+
+def test_gatherer_matches_take_and_reuses_its_buffers() -> None:
+    g = torch.Generator().manual_seed(3)
+    data = (torch.randn(50, 4, generator=g), torch.randn(50, generator=g))
+    gather = Gatherer(data)
+    idx = torch.randint(50, (2, 3, 7), generator=g)
+    first = gather(idx)
+    for got, want in zip(first, take(data, idx), strict=True):
+        assert torch.equal(got, want)
+    ptr = first[0].data_ptr()
+    idx2 = torch.randint(50, (2, 3, 7), generator=g)
+    second = gather(idx2)
+    assert second[0].data_ptr() == ptr  # same buffer, new contents
+    assert torch.equal(second[0], data[0][idx2])
+    single = Gatherer(data[0])(idx2)
+    assert torch.equal(single, data[0][idx2])
+
+
+@pytest.mark.slow
+def test_small_matmul_backend_matches_eager() -> None:
+    """Products decomposed (two small dims) and left to BLAS (large dims) give eager's values."""
+    g = torch.Generator().manual_seed(0)
+
+    def f(a, b, p, q):
+        return torch.bmm(a, b).square().sum() + (p @ q).sum()
+
+    compiled = torch.compile(f, backend=inductor_small_matmuls, dynamic=False)
+    for shapes in [
+        ((5, 100, 4), (5, 4, 3), (300, 4), (4, 3)),
+        ((2, 40, 64), (2, 64, 48), (64, 40), (40, 48)),
+    ]:
+        a, b, p, q = (torch.randn(s, generator=g, dtype=torch.float64) for s in shapes)
+        torch.testing.assert_close(compiled(a, b, p, q), f(a, b, p, q))
