@@ -36,8 +36,14 @@ def take(data: Any, idx: Tensor) -> Any:
 
 def _take1(x: Any, idx: Tensor) -> Any:
     if isinstance(x, Tensor):  # index_select is several times faster than x[idx] on CPU
-        return x.index_select(0, idx.reshape(-1)).reshape(*idx.shape, *x.shape[1:])
+        return _rows(x).index_select(0, idx.reshape(-1)).view(*idx.shape, *x.shape[1:])
     return x[idx]
+
+
+def _rows(x: Tensor) -> Tensor:
+    """x itself, or x flattened when a row is one element ([n, 1] → [n]: index_select on the
+    flat view is 4× faster on CPU)."""
+    return x.reshape(-1) if x.dim() > 1 and x[0].numel() == 1 else x
 
 
 class Gatherer:
@@ -56,9 +62,11 @@ class Gatherer:
         items = self.data if isinstance(self.data, (tuple, list)) else (self.data,)
         flat = idx.reshape(-1)
         if self._out is None or self._out[0].shape[0] != flat.shape[0]:
-            self._out = tuple(x.new_empty((flat.shape[0], *x.shape[1:])) for x in items)
+            self._out = tuple(
+                _rows(x).new_empty((flat.shape[0], *_rows(x).shape[1:])) for x in items
+            )
         res = tuple(
-            torch.index_select(x, 0, flat, out=o).view(*idx.shape, *x.shape[1:])
+            torch.index_select(_rows(x), 0, flat, out=o).view(*idx.shape, *x.shape[1:])
             for x, o in zip(items, self._out, strict=True)
         )
         return res if isinstance(self.data, (tuple, list)) else res[0]

@@ -158,7 +158,11 @@ def test_compiled_estimate_equals_eager() -> None:
 
 def test_gatherer_matches_take_and_reuses_its_buffers() -> None:
     g = torch.Generator().manual_seed(3)
-    data = (torch.randn(50, 4, generator=g), torch.randn(50, generator=g))
+    # rows of one element ([n, 1], a strided column) are gathered from a flat view
+    data = (torch.randn(50, 4, generator=g), torch.randn(50, 1, generator=g))
+    column = data[0][:, 2:3]
+    idx0 = torch.randint(50, (4, 5), generator=g)
+    assert torch.equal(take(column, idx0), column[idx0])
     gather = Gatherer(data)
     idx = torch.randint(50, (2, 3, 7), generator=g)
     first = gather(idx)
