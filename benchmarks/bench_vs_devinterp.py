@@ -57,6 +57,7 @@ class Case:
     build: Callable[[torch.Generator], tuple[nn.Module, int]]  # model at w*, input dim
     exact: float | None
     mult: int | None  # multiplicity m
+    eps_scale: float = 1.0  # ε = eps_scale × the automatic rule's ε
 
 
 def _linreg(g: torch.Generator) -> tuple[nn.Module, int]:
@@ -88,7 +89,9 @@ CASES = [
     Case("reduced rank regression M=N=4, H=3, r=1", _rrr, 6.0, 1),
     Case("y = w1·w2·x at 0", lambda g: (Product(1, 1), 1), 0.5, 2),
     # K ∝ w1^4 w2^6: λ = min(1/4, 1/6) = 1/6, m = 1
-    Case("y = w1²·w2³·x at 0", lambda g: (Product(2, 3), 1), 1 / 6, 1),
+    # plain SGLD at the rule's ε diverged (a chain at step 712 of 1,200, after the random stream
+    # changed): K grows like w2⁶ along the flat axis, so this case runs at half that ε
+    Case("y = w1²·w2³·x at 0", lambda g: (Product(2, 3), 1), 1 / 6, 1, eps_scale=0.5),
     Case("2-layer MLP 50-100-50 (10,150 params)", _mlp, None, None),
 ]
 
@@ -239,7 +242,7 @@ def main() -> None:
             gradient="minibatch",
             integrator="euler",
         )
-        eps = auto.config.step_size
+        eps = auto.config.step_size * case.eps_scale
         for chains, burnin, draws in plans:
             kw = dict(
                 chains=chains,
