@@ -179,16 +179,19 @@ def test_gatherer_matches_take_and_reuses_its_buffers() -> None:
 
 @pytest.mark.slow
 def test_small_matmul_backend_matches_eager() -> None:
-    """Products decomposed (two small dims) and left to BLAS (large dims) give eager's values."""
+    """Products decomposed (two small dims; unrolled or reduced over k) and left to BLAS (large
+    dims) give eager's values."""
     g = torch.Generator().manual_seed(0)
 
     def f(a, b, p, q):
         return torch.bmm(a, b).square().sum() + (p @ q).sum()
 
     compiled = torch.compile(f, backend=inductor_small_matmuls, dynamic=False)
-    for shapes in [
-        ((5, 100, 4), (5, 4, 3), (300, 4), (4, 3)),
-        ((2, 40, 64), (2, 64, 48), (64, 40), (40, 48)),
-    ]:
+    cases = [
+        ((5, 100, 4), (5, 4, 3), (300, 4), (4, 3)),  # unrolled over k
+        ((3, 5, 20), (3, 20, 2), (5, 20), (20, 2)),  # reduced over k
+        ((2, 40, 64), (2, 64, 48), (64, 40), (40, 48)),  # BLAS
+    ]
+    for shapes in cases:
         a, b, p, q = (torch.randn(s, generator=g, dtype=torch.float64) for s in shapes)
         torch.testing.assert_close(compiled(a, b, p, q), f(a, b, p, q))
