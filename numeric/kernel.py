@@ -24,6 +24,7 @@ fuse into the step for free, and one graph serves every phase).
 
 from __future__ import annotations
 
+import gc
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -288,6 +289,7 @@ class Kernel:
     ) -> None:
         self.consts, self.data, self.compiled = consts, data, compiled
         if compiled:
+            self._collect_after_call = cache_key is None or cache_key not in _COMPILED
             self.block = _compiled_block(f, spec, cache_key)
             like = consts.w_star
             # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
@@ -342,6 +344,11 @@ class Kernel:
         chunk, mask = (noise, self._full) if m == UNROLL else _pad(noise, 0, m)
         batches = self._gather(chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
         state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
+        if self._collect_after_call:
+            # Compiling leaves ~10⁶ Python objects behind; the first full collection after it
+            # takes ~0.5 s. Pay it here, inside the call that compiled, not in a later estimate.
+            self._collect_after_call = False
+            gc.collect()
         if m < UNROLL:
             tr = tr._replace(
                 loss=tr.loss[:, :m], ref=tr.ref[:, :m], dist=tr.dist[:, :m], obs=tr.obs[:, :m]
