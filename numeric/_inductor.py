@@ -9,6 +9,7 @@ products keep the BLAS call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -26,14 +27,6 @@ def _small(*dims: object) -> bool:
     return sum(x <= SMALL for x in dims) >= 2
 
 
-def _bmm(a: torch.Tensor, b: torch.Tensor) -> Any:
-    """[N, m, k] × [N, k, n] as Σ_k a[..., :, k, None]·b[..., None, k, :] when small."""
-    (_, m, k), n = a.shape, b.shape[-1]
-    if a.device.type != "cpu" or not _small(m, k, n) or k == 0:
-        return NotImplemented
-    return _contract(a, b, int(k))
-
-
 def _contract(a: torch.Tensor, b: torch.Tensor, k: int) -> torch.Tensor:
     """Σ_i a[..., :, i] ⊗ b[..., i, :]: unrolled into k broadcast products when k ≤ ``UNROLL_K``
     (no reduction loop at all: 1.4× faster for RRR at 256 chains), else one broadcast product
@@ -46,31 +39,29 @@ def _contract(a: torch.Tensor, b: torch.Tensor, k: int) -> torch.Tensor:
     return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)
 
 
-def _mm(a: torch.Tensor, b: torch.Tensor) -> Any:
-    (m, k), n = a.shape, b.shape[-1]
-    if a.device.type != "cpu" or not _small(m, k, n) or k == 0:
-        return NotImplemented
-    return _contract(a, b, int(k))
+def _small_product(fallback: Callable[..., Any] | None) -> Callable[..., Any]:
+    """Decomposition of ``mm`` ([m, k] × [k, n]) or ``bmm`` ([N, m, k] × [N, k, n]): the
+    contraction when small on CPU, else ``fallback`` (inductor's own rule, or NotImplemented:
+    keep the op)."""
+
+    def product(a: torch.Tensor, b: torch.Tensor) -> Any:
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        if a.device.type == "cpu" and _small(m, k, n) and k != 0:
+            return _contract(a, b, k)
+        return fallback(a, b) if fallback is not None else NotImplemented
+
+    return product
 
 
 def inductor_small_matmuls(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
-    """``torch.compile`` backend: ``compile_fx`` with the decompositions above in front."""
+    """``torch.compile`` backend: ``compile_fx`` with ``_small_product`` in front of inductor's
+    decompositions of ``mm`` and ``bmm``."""
     from torch._inductor.compile_fx import compile_fx
     from torch._inductor.decomposition import select_decomp_table
 
     table = dict(select_decomp_table())
-    fallback_bmm, fallback_mm = table.get(aten.bmm.default), table.get(aten.mm.default)
-
-    def bmm(a, b):
-        out = _bmm(a, b)
-        return fallback_bmm(a, b) if out is NotImplemented and fallback_bmm else out
-
-    def mm(a, b):
-        out = _mm(a, b)
-        return fallback_mm(a, b) if out is NotImplemented and fallback_mm else out
-
-    table[aten.bmm.default] = bmm
-    table[aten.mm.default] = mm
+    for op in (aten.mm.default, aten.bmm.default):
+        table[op] = _small_product(table.get(op))
     # AOTAutograd's cache key ignores custom decompositions: a graph cached by the plain inductor
     # backend would be returned unchanged. Inductor's own FX-graph cache still applies (its key
     # is the decomposed graph).

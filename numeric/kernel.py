@@ -266,12 +266,34 @@ def _compiled_block(f: FlatLoss, spec: KernelSpec, key: Hashable | None) -> Call
         argdefs=block.__defaults__,
         closure=block.__closure__,
     )
-    compiled = torch.compile(fresh, dynamic=False, backend=inductor_small_matmuls)
+    compiled = _collect_after_first_call(
+        torch.compile(fresh, dynamic=False, backend=inductor_small_matmuls)
+    )
     if key is not None:
         _COMPILED[key] = compiled
         while len(_COMPILED) > CACHE_SIZE:
             _COMPILED.popitem(last=False)
     return compiled
+
+
+def _collect_after_first_call(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` followed, once, by a full garbage collection.
+
+    The first call of a ``torch.compile``d function compiles it and leaves ~10⁶ Python objects
+    behind; the first full collection after that takes ~0.5 s. It is paid in the compiling call
+    rather than in the middle of a later estimate that reuses the cached kernel.
+    """
+    pending = True
+
+    def call(*args: Any) -> Any:
+        nonlocal pending
+        out = fn(*args)
+        if pending:
+            pending = False
+            gc.collect()
+        return out
+
+    return call
 
 
 class Kernel:
@@ -289,7 +311,6 @@ class Kernel:
     ) -> None:
         self.consts, self.data, self.compiled = consts, data, compiled
         if compiled:
-            self._collect_after_call = cache_key is None or cache_key not in _COMPILED
             self.block = _compiled_block(f, spec, cache_key)
             like = consts.w_star
             # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
@@ -341,14 +362,9 @@ class Kernel:
             raise ValueError(f"a compiled block runs at most {UNROLL} steps, got {m}")
         like = state.position
         eps_t = torch.tensor(eps, dtype=like.dtype, device=like.device)
-        chunk, mask = (noise, self._full) if m == UNROLL else _pad(noise, 0, m)
+        chunk, mask = (noise, self._full) if m == UNROLL else _pad(noise, m)
         batches = self._gather(chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
         state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
-        if self._collect_after_call:
-            # Compiling leaves ~10⁶ Python objects behind; the first full collection after it
-            # takes ~0.5 s. Pay it here, inside the call that compiled, not in a later estimate.
-            self._collect_after_call = False
-            gc.collect()
         if m < UNROLL:
             tr = tr._replace(
                 loss=tr.loss[:, :m], ref=tr.ref[:, :m], dist=tr.dist[:, :m], obs=tr.obs[:, :m]
@@ -379,13 +395,13 @@ def _cat_traces(parts: list[BlockTrace]) -> BlockTrace:
     )
 
 
-def _pad(noise: BlockNoise, s: int, e: int) -> tuple[BlockNoise, Tensor]:
-    """Steps s..e of ``noise`` padded with zeros to ``UNROLL`` steps, and the mask of real ones."""
-    idx, xi = noise.idx[s:e], noise.xi[s:e]
+def _pad(noise: BlockNoise, m: int) -> tuple[BlockNoise, Tensor]:
+    """The m < ``UNROLL`` steps of ``noise`` padded with zeros to ``UNROLL``, and the mask of the
+    real ones."""
+    idx, xi = noise.idx, noise.xi
     mask = torch.zeros(UNROLL, dtype=torch.bool, device=idx.device)
-    mask[: e - s] = True
-    if e - s < UNROLL:
-        pad = UNROLL - (e - s)
-        idx = torch.cat([idx, idx.new_zeros((pad, *idx.shape[1:]))])
-        xi = torch.cat([xi, xi.new_zeros((pad, *xi.shape[1:]))])
+    mask[:m] = True
+    pad = UNROLL - m
+    idx = torch.cat([idx, idx.new_zeros((pad, *idx.shape[1:]))])
+    xi = torch.cat([xi, xi.new_zeros((pad, *xi.shape[1:]))])
     return BlockNoise(idx, xi), mask

@@ -90,7 +90,7 @@ def test_masked_padding_changes_nothing() -> None:
     plain = kernel.make_block(f, spec, functional=False)
     functional = kernel.make_block(f, spec, functional=True)
     s1, t1 = plain(state, noise, None, 1e-3, k, data)
-    padded, mask = kernel._pad(noise, 0, m)
+    padded, mask = kernel._pad(noise, m)
     assert padded.idx.shape[0] == kernel.UNROLL and int(mask.sum()) == m
     batches = take(data, padded.idx)  # gathered up front, as Kernel.run does for compiled blocks
     s2, t2 = functional(state, padded, mask, torch.tensor(1e-3, dtype=torch.float64), k, batches)
