@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from numeric.diagnostics import (
     Finding,
+    _average_ranks,
     autocorr_time,
     check_below_reference,
     check_drift,
@@ -48,6 +50,26 @@ def test_rhat_flags_chains_in_different_places() -> None:
     assert split_rhat(x) > 1.1
     trend = x + np.linspace(0, 5, 1000)  # every chain drifts: split chains disagree
     assert split_rhat(trend) > 1.1
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.random.default_rng(4).standard_normal((16, 50)),  # no ties
+        np.random.default_rng(5).integers(0, 6, (9, 13)).astype(float),  # many ties
+        np.zeros((3, 4)),  # one run of ties
+        np.array([[2.0, 1.0, 2.0, -0.0, 0.0]]),  # ties at both ends; −0 equals 0
+    ],
+)
+def test_average_ranks_match_scipy(x: np.ndarray) -> None:
+    expected = stats.rankdata(x, method="average").reshape(x.shape)
+    np.testing.assert_array_equal(_average_ranks(x), expected)
+
+
+def test_average_ranks_of_a_missing_value_are_missing() -> None:
+    x = np.array([[1.0, np.nan], [0.5, 2.0]])
+    assert np.isnan(_average_ranks(x)).all()
+    assert np.isnan(stats.rankdata(x, method="average")).all()  # scipy's convention
 
 
 def test_findings() -> None:
