@@ -177,6 +177,32 @@ def test_gatherer_matches_take_and_reuses_its_buffers() -> None:
     assert torch.equal(single, data[0][idx2])
 
 
+@pytest.mark.parametrize(
+    ("shapes", "dtypes", "packed"),
+    [
+        ([(40, 4), (40, 1), (40,), (40, 2, 3)], [torch.float32] * 4, True),  # narrow: one matrix
+        ([(40, 3), (40,)], [torch.float32, torch.int64], False),  # features and class labels
+        ([(40, 60), (40, 5)], [torch.float32] * 2, False),  # 65 > PACK_WIDTH elements a row
+    ],
+)
+def test_gatherer_packs_narrow_rows_of_one_dtype(shapes, dtypes, packed) -> None:
+    g = torch.Generator().manual_seed(4)
+    data = tuple(
+        torch.randn(s, generator=g).to(dt)
+        if dt.is_floating_point
+        else torch.randint(9, s, generator=g)
+        for s, dt in zip(shapes, dtypes, strict=True)
+    )
+    gather = Gatherer(data)
+    idx = torch.randint(40, (3, 8, 5), generator=g)
+    got = gather(idx)
+    for x, y in zip(got, data, strict=True):
+        assert x.shape == (3, 8, 5, *y.shape[1:]) and x.dtype == y.dtype
+        assert torch.equal(x, y[idx])
+    pointers = {x.untyped_storage().data_ptr() for x in got}
+    assert len(pointers) == (1 if packed else len(data))
+
+
 @pytest.mark.slow
 def test_small_matmul_backend_matches_eager() -> None:
     """Products decomposed (two small dims; unrolled or reduced over k) and left to BLAS (large
