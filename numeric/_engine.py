@@ -124,20 +124,29 @@ class Runner:
     def _stepwise(
         self, transition: Callable[[object, float], tuple[object, Tensor, Tensor]]
     ) -> Callable[..., tuple[object, Traces]]:
-        """A block that applies ``transition`` m times (‖w − w*‖² taken before each step)."""
+        """A block that applies ``transition`` m times, taking before each step ‖w − w*‖²
+        (``track_dist``) and the per-coordinate (w_i − w*_i)² as ``obs`` [C, m, D] (``track_obs``)."""
 
         def block(
             state: object, m: int, eps: float, *, track_dist: bool, track_obs: bool
         ) -> tuple[object, Traces]:
-            loss, ref, dist = [], [], []
+            loss, ref, dist, obs = [], [], [], []
             for _ in range(m):
-                if track_dist:
-                    dist.append((self.position_of(state) - self.center).square().sum(-1))
+                if track_dist or track_obs:
+                    sq = (self.position_of(state) - self.center).square()
+                    if track_dist:
+                        dist.append(sq.sum(-1))
+                    if track_obs:
+                        obs.append(sq)
                 state, lo, re = transition(state, eps)
                 loss.append(lo)
                 ref.append(re)
-            stacked_dist = torch.stack(dist, 1) if track_dist else None
-            return state, Traces(torch.stack(loss, 1), torch.stack(ref, 1), stacked_dist)
+            return state, Traces(
+                torch.stack(loss, 1),
+                torch.stack(ref, 1),
+                torch.stack(dist, 1) if track_dist else None,
+                torch.stack(obs, 1) if track_obs else None,
+            )
 
         return block
 

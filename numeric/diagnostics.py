@@ -336,12 +336,18 @@ def check_slow_mixing(
     num_burnin: int = 0,
     num_draws: int = 0,
     preconditioned: bool = False,
+    can_precondition: bool = True,
+    subject: str = "the slowest relevant Hessian directions",
+    measured: str = "∇U projected on them",
     min_ess: float = 100.0,
     error_ess: float = 30.0,
     max_rhat: float = 1.05,
     error_rhat: float = 1.1,
 ) -> tuple[Finding, ...]:
-    """The slowest relevant directions have not mixed (``direction_mixing``).
+    """The slowest relevant directions have not mixed (``direction_mixing``). ``subject`` and
+    ``measured`` say, in the message, which directions and which observable on them; the
+    remedy offered is running longer, and the Hessian preconditioner when ``can_precondition``
+    and not ``preconditioned`` already.
 
     Error (the estimate cannot be trusted) when their ESS < ``error_ess``, their R-hat >
     ``error_rhat``, or the whole run (burn-in + draws) is shorter than one predicted relaxation
@@ -366,7 +372,7 @@ def check_slow_mixing(
         )
     fix = (
         "run longer (num_draws, num_burnin)"
-        if preconditioned
+        if preconditioned or not can_precondition
         else "use preconditioner='hessian' (or 'auto'), or run longer (num_draws, num_burnin)"
     )
     what = (
@@ -378,7 +384,7 @@ def check_slow_mixing(
         Finding(
             "slow_mixing",
             "error" if error else "warning",
-            "the slowest relevant Hessian directions mix slowly (∇U projected on them: "
+            f"{subject} mix slowly ({measured}: "
             + ", ".join(parts)
             + f"); the loss trace's ESS does not see this; {what}; {fix}",
             {

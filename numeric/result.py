@@ -73,9 +73,10 @@ class LLCEstimate:
     autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are L_B(w_t) and L_B(w*)
     [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
     n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None. ``full_data`` holds the
-    estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the ESS and
-    R-hat of the chains' positions projected on the slowest relevant Hessian directions (nan when
-    the Hessian was not computed).
+    estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the smallest
+    ESS and largest R-hat of the slow observables: for data models ∇U projected on the slowest
+    relevant Hessian directions (nan when the Hessian was not computed); for potentials
+    (w_i − w*_i)² per coordinate (‖w − w*‖² beyond 16 parameters).
     """
 
     mean: float
@@ -92,8 +93,8 @@ class LLCEstimate:
     diagnostics: tuple[Finding, ...]
     config: LLCConfig
     full_data: FullDataLLC | None = None
-    slow_ess: float = float("nan")  # ESS / R-hat of the positions on the slowest relevant
-    slow_rhat: float = float("nan")  # Hessian directions (diagnostics.direction_mixing)
+    slow_ess: float = float("nan")  # ESS / R-hat of the slow observables
+    slow_rhat: float = float("nan")  # (diagnostics.direction_mixing)
 
     @property
     def delta_trace(self) -> np.ndarray:
