@@ -10,7 +10,10 @@ into one C++/Triton kernel set); a block of m steps runs ⌈m/UNROLL⌉ such cal
 masked out (their state is not kept, their draws are zero padding, not taken from the
 generator). Inductor runs with small matrix products written as fused loops
 (``numeric._inductor``: 2× faster steps for reduced rank regression at 256 chains) and the
-minibatches are gathered into buffers reused from block to block (``numeric.data.Gatherer``).
+minibatches are gathered into buffers reused from block to block (``numeric.data.Gatherer``),
+with the batch axis innermost in memory when the data's rows are narrow; products then build
+their results batch-innermost too, and the loops vectorise along the batch (another 2.5× for
+RRR at 256 chains).
 The compiled function is cached per (loss function, shapes, settings), so repeated
 estimates on one model compile once per process. Eager and compiled runs consume the same random
 numbers and agree up to floating-point rounding.
@@ -36,7 +39,7 @@ from torch import Tensor
 from torch.func import grad_and_value, vmap
 
 from numeric import sgld
-from numeric._inductor import inductor_small_matmuls
+from numeric._inductor import small_matmul_backend
 from numeric.data import Gatherer, take
 
 UNROLL = 8  # steps per compiled call
@@ -250,12 +253,16 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
 _COMPILED: OrderedDict[Hashable, Callable[..., Any]] = OrderedDict()
 
 
-def _compiled_block(f: FlatLoss, spec: KernelSpec, key: Hashable | None) -> Callable[..., Any]:
-    """``torch.compile`` of ``make_block`` (functional gradients), cached under ``key``.
+def _compiled_block(
+    f: FlatLoss, spec: KernelSpec, key: Hashable | None, *, batch_inner: bool
+) -> Callable[..., Any]:
+    """``torch.compile`` of ``make_block`` (functional gradients), cached under ``key``;
+    ``batch_inner``: the minibatches come with the batch axis innermost in memory.
 
     Each cache entry gets its own code object: dynamo keeps compiled graphs per code object with
     guards on the closure, so entries sharing one would evict each other past its recompile limit.
     """
+    key = None if key is None else (key, batch_inner)
     if key is not None and key in _COMPILED:
         _COMPILED.move_to_end(key)
         return _COMPILED[key]
@@ -267,7 +274,9 @@ def _compiled_block(f: FlatLoss, spec: KernelSpec, key: Hashable | None) -> Call
         closure=block.__closure__,
     )
     compiled = _collect_after_first_call(
-        torch.compile(fresh, dynamic=False, backend=inductor_small_matmuls)
+        torch.compile(
+            fresh, dynamic=False, backend=small_matmul_backend(long_axis_inner=batch_inner)
+        )
     )
     if key is not None:
         _COMPILED[key] = compiled
@@ -311,7 +320,8 @@ class Kernel:
     ) -> None:
         self.consts, self.data, self.compiled = consts, data, compiled
         if compiled:
-            self.block = _compiled_block(f, spec, cache_key)
+            self._gather = Gatherer(data, batch_inner=True)
+            self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
             like = consts.w_star
             # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
             self._k = consts._replace(
@@ -321,7 +331,6 @@ class Kernel:
                 }
             )
             self._full = torch.ones(UNROLL, dtype=torch.bool, device=like.device)
-            self._gather = Gatherer(data)
         else:
             self.block = make_block(f, spec, functional=False)
             self._k = consts

@@ -10,7 +10,7 @@ from torch import nn
 
 import numeric
 from numeric import kernel, sgld
-from numeric._inductor import inductor_small_matmuls
+from numeric._inductor import small_matmul_backend
 from numeric.data import Gatherer, take
 
 
@@ -115,10 +115,11 @@ def test_from_module_losses_are_equal_for_the_same_module() -> None:
 def test_compiled_kernels_are_cached_per_key() -> None:
     f, spec, *_ = _setup()
     key = ("test-key", spec)
-    first = kernel._compiled_block(f, spec, key)
-    assert kernel._compiled_block(f, spec, key) is first
-    assert kernel._compiled_block(f, spec, ("other", spec)) is not first
-    assert kernel._compiled_block(f, spec, None) is not first  # unhashable loss: never cached
+    first = kernel._compiled_block(f, spec, key, batch_inner=True)
+    assert kernel._compiled_block(f, spec, key, batch_inner=True) is first
+    assert kernel._compiled_block(f, spec, ("other", spec), batch_inner=True) is not first
+    assert kernel._compiled_block(f, spec, key, batch_inner=False) is not first  # other layout
+    assert kernel._compiled_block(f, spec, None, batch_inner=True) is not first  # never cached
 
 
 def test_compile_needs_tensor_data() -> None:
@@ -185,7 +186,8 @@ def test_gatherer_matches_take_and_reuses_its_buffers() -> None:
         ([(40, 60), (40, 5)], [torch.float32] * 2, False),  # 65 > PACK_WIDTH elements a row
     ],
 )
-def test_gatherer_packs_narrow_rows_of_one_dtype(shapes, dtypes, packed) -> None:
+@pytest.mark.parametrize("batch_inner", [False, True])
+def test_gatherer_packs_narrow_rows_of_one_dtype(shapes, dtypes, packed, batch_inner) -> None:
     g = torch.Generator().manual_seed(4)
     data = tuple(
         torch.randn(s, generator=g).to(dt)
@@ -193,26 +195,33 @@ def test_gatherer_packs_narrow_rows_of_one_dtype(shapes, dtypes, packed) -> None
         else torch.randint(9, s, generator=g)
         for s, dt in zip(shapes, dtypes, strict=True)
     )
-    gather = Gatherer(data)
+    gather = Gatherer(data, batch_inner=batch_inner)
+    assert gather.batch_inner == (batch_inner and packed)
     idx = torch.randint(40, (3, 8, 5), generator=g)
-    got = gather(idx)
-    for x, y in zip(got, data, strict=True):
-        assert x.shape == (3, 8, 5, *y.shape[1:]) and x.dtype == y.dtype
-        assert torch.equal(x, y[idx])
-    pointers = {x.untyped_storage().data_ptr() for x in got}
-    assert len(pointers) == (1 if packed else len(data))
+    for _ in range(2):  # the second call reuses the buffers
+        got = gather(idx)
+        for x, y in zip(got, data, strict=True):
+            assert x.shape == (3, 8, 5, *y.shape[1:]) and x.dtype == y.dtype
+            assert torch.equal(x, y[idx])
+            if gather.batch_inner:
+                assert x.stride(2) == 1  # the batch axis is innermost in memory
+        pointers = {x.untyped_storage().data_ptr() for x in got}
+        assert len(pointers) == (1 if packed else len(data))
+        idx = torch.randint(40, (3, 8, 5), generator=g)
 
 
 @pytest.mark.slow
-def test_small_matmul_backend_matches_eager() -> None:
-    """Products decomposed (two small dims; unrolled or reduced over k) and left to BLAS (large
-    dims) give eager's values."""
+@pytest.mark.parametrize("long_axis_inner", [False, True])
+def test_small_matmul_backend_matches_eager(long_axis_inner: bool) -> None:
+    """Products decomposed (two small dims; unrolled, also as a transpose, or reduced over k)
+    and left to BLAS (large dims) give eager's values."""
     g = torch.Generator().manual_seed(0)
 
     def f(a, b, p, q):
         return torch.bmm(a, b).square().sum() + (p @ q).sum()
 
-    compiled = torch.compile(f, backend=inductor_small_matmuls, dynamic=False)
+    backend = small_matmul_backend(long_axis_inner=long_axis_inner)
+    compiled = torch.compile(f, backend=backend, dynamic=False)
     cases = [
         ((5, 100, 4), (5, 4, 3), (300, 4), (4, 3)),  # unrolled over k
         ((3, 5, 20), (3, 20, 2), (5, 20), (20, 2)),  # reduced over k
