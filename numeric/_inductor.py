@@ -85,6 +85,3 @@ def small_matmul_backend(*, long_axis_inner: bool = False) -> Callable[..., Any]
             return compile_fx(gm, example_inputs, decompositions=table)
 
     return backend
-
-
-inductor_small_matmuls = small_matmul_backend()

@@ -320,7 +320,9 @@ class Kernel:
     ) -> None:
         self.consts, self.data, self.compiled = consts, data, compiled
         if compiled:
-            self._gather = Gatherer(data, batch_inner=True)
+            # batch-innermost minibatches on CPU only (measured there; GPU kernels keep rows)
+            cpu = consts.w_star.device.type == "cpu"
+            self._gather = Gatherer(data, batch_inner=cpu)
             self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
             like = consts.w_star
             # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
