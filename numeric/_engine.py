@@ -33,8 +33,21 @@ class Traces:
 
     loss: Tensor
     ref: Tensor
-    dist: Tensor | None  # ‖w − w*‖² per draw (burn-in stationarity); [C, 0] or None untracked
-    obs: Tensor | None = None  # [C, T, j] the drift projected on the kernel's probe
+    dist: Tensor | None  # ‖w − w*‖² per draw (burn-in stationarity); None when untracked
+    obs: Tensor | None = None  # [C, T, j] slow observables (the kernel's probe, or positions)
+
+
+def cat_steps(values: list[Tensor | None]) -> Tensor | None:
+    """Per-step records [C, m, ...] of consecutive blocks joined along the step axis; None when
+    a block did not record them."""
+    return None if any(v is None for v in values) else torch.cat(values, 1)
+
+
+def join_traces(parts: list[Any]) -> Traces:
+    """Consecutive blocks' traces (anything with ``loss``, ``ref``, ``dist``, ``obs``) as one."""
+    return Traces(
+        *(cat_steps([getattr(p, field) for p in parts]) for field in ("loss", "ref", "dist", "obs"))
+    )
 
 
 def check_block(
@@ -150,7 +163,8 @@ class Runner:
 
         return block
 
-    def advance(self, k: int, *, track_dist: bool = True, track_obs: bool = False) -> Traces:
+    def advance(self, k: int, *, track_dist: bool = False, track_obs: bool = False) -> Traces:
+        """k ≥ 1 steps; ‖w − w*‖² and the slow observables only when asked for."""
         parts = []
         done = 0
         while done < k:
@@ -173,17 +187,7 @@ class Runner:
             parts.append(tr)
             done += m
         self.steps_done += k
-        w = self.position_of(self.state)
-        empty = w.new_empty(w.shape[0], 0)
-
-        def cat(field: str) -> Tensor | None:
-            values = [getattr(p, field) for p in parts]
-            if not values:
-                return empty
-            return None if any(v is None for v in values) else torch.cat(values, 1)
-
-        dist = cat("dist") if track_dist else empty
-        return Traces(cat("loss"), cat("ref"), dist, cat("obs") if track_obs else None)
+        return join_traces(parts)
 
     def close(self) -> None:
         if self.pbar is not None:
@@ -211,24 +215,15 @@ def stationary(prev: Traces, cur: Traces, nbeta: float) -> bool:
 
 def burn_in_blocks(runner: Runner, max_blocks: int = MAX_BURNIN_BLOCKS) -> tuple[int, Traces]:
     """Run blocks of ``BLOCK`` steps until two consecutive blocks agree (at least 2 blocks)."""
-    prev = runner.advance(BLOCK)
+    prev = runner.advance(BLOCK, track_dist=True)
     blocks = 1
     while blocks < max_blocks:
-        cur = runner.advance(BLOCK)
+        cur = runner.advance(BLOCK, track_dist=True)
         blocks += 1
         if stationary(prev, cur, runner.nbeta):
-            return blocks * BLOCK, _cat(prev, cur)
+            return blocks * BLOCK, join_traces([prev, cur])
         prev = cur
-    return blocks * BLOCK, _cat(prev, prev)
-
-
-def _cat(a: Traces, b: Traces) -> Traces:
-    return Traces(
-        *(
-            torch.cat([x, y], dim=1)
-            for x, y in zip((a.loss, a.ref, a.dist), (b.loss, b.ref, b.dist), strict=True)
-        )
-    )
+    return blocks * BLOCK, join_traces([prev, prev])
 
 
 def draws_from_tail(

@@ -39,10 +39,7 @@ def _contract(a: torch.Tensor, b: torch.Tensor, k: int, long_axis_inner: bool) -
     reduced over k. ``long_axis_inner``: an unrolled result with m > n is built as [.., n, m]
     and returned transposed (the module docstring says why)."""
     if k <= UNROLL_K and long_axis_inner and a.shape[-2] > b.shape[-1]:
-        out_t = b[..., 0, :, None] * a[..., None, :, 0]
-        for i in range(1, k):
-            out_t = out_t + b[..., i, :, None] * a[..., None, :, i]
-        return out_t.transpose(-1, -2)
+        return _contract(b.mT, a.mT, k, False).mT  # (AB)ᵀ = BᵀAᵀ, built [.., n, m]
     if k <= UNROLL_K:
         out = a[..., :, 0:1] * b[..., 0:1, :]
         for i in range(1, k):

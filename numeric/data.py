@@ -72,59 +72,45 @@ class Gatherer:
 
     def __init__(self, data: tuple[Tensor, ...] | Tensor, *, batch_inner: bool = False) -> None:
         self.data = data
-        items = data if isinstance(data, (tuple, list)) else (data,)
-        flat = [_rows(x) for x in items]
+        self._items = data if isinstance(data, (tuple, list)) else (data,)
+        flat = [_rows(x) for x in self._items]
         widths = [math.prod(r.shape[1:]) for r in flat]
         packable = len({(r.dtype, r.device) for r in flat}) == 1 and sum(widths) <= PACK_WIDTH
         self.batch_inner = batch_inner and packable
-        self._packed: Tensor | None = None
+        self._packed: Tensor | None = None  # [n, Σ widths], or [Σ widths, n] when batch_inner
         if packable and (len(flat) > 1 or self.batch_inner):
-            self._packed = torch.cat([r.reshape(r.shape[0], -1) for r in flat], 1)
-            if self.batch_inner:  # one row per column of the data: [Σ widths, n]
-                self._packed = self._packed.t().contiguous()
-        self._sources = (self._packed,) if self._packed is not None else tuple(flat)
-        self._widths = widths
-        self._shapes = [x.shape[1:] for x in items]
+            packed = torch.cat([r.reshape(r.shape[0], -1) for r in flat], 1)
+            self._packed = packed.t().contiguous() if self.batch_inner else packed
+        # column range [a, b) of each tensor in the packed matrix
+        self._cuts = list(itertools.pairwise([0, *itertools.accumulate(widths)]))
         self._out: tuple[Tensor, ...] = ()
 
     def __call__(self, idx: Tensor) -> Any:
-        flat_idx = idx.reshape(-1)
-        if self.batch_inner:
-            return self._gather_columns(idx, flat_idx)
-        if not self._out or self._out[0].shape[0] != idx.numel():
-            self._out = tuple(r.new_empty((idx.numel(), *r.shape[1:])) for r in self._sources)
-        for x, o in zip(self._sources, self._out, strict=True):
-            torch.index_select(x, 0, flat_idx, out=o)
-        if self._packed is None:
-            res = tuple(
-                o.view(*idx.shape, *s) for o, s in zip(self._out, self._shapes, strict=True)
-            )
-        else:
-            (o,) = self._out
-            res = tuple(
-                o[:, a:b].view(*idx.shape, *s)  # splits the row axis, and a column block's axis
-                for (a, b), s in zip(self._cuts(), self._shapes, strict=True)
-            )
-        return self._as_data(res)
-
-    def _gather_columns(self, idx: Tensor, flat_idx: Tensor) -> Any:
-        """Each data column gathered into a row of one [Σ widths, N] buffer; tensor i is rows
-        a..b of it, viewed as [*idx.shape, *shape_i] (last axis of idx innermost in memory)."""
-        cols = self._packed
-        assert cols is not None
-        if not self._out or self._out[0].shape[1] != idx.numel():
-            self._out = (cols.new_empty((cols.shape[0], idx.numel())),)
+        n_idx = idx.numel()
+        if self._packed is None:  # one gather per tensor, each into its own buffer
+            if not self._out or self._out[0].shape[0] != n_idx:
+                rows = map(_rows, self._items)
+                self._out = tuple(r.new_empty((n_idx, *r.shape[1:])) for r in rows)
+            res = tuple(_take1(x, idx, o) for x, o in zip(self._items, self._out, strict=True))
+            return self._as_data(res)
+        axis = 1 if self.batch_inner else 0  # the packed matrix's sample axis
+        if not self._out or self._out[0].shape[axis] != n_idx:
+            shape = list(self._packed.shape)
+            shape[axis] = n_idx
+            self._out = (self._packed.new_empty(shape),)
         (o,) = self._out
-        torch.index_select(cols, 1, flat_idx, out=o)
-        res = tuple(
-            o[a:b].view(b - a, *idx.shape).movedim(0, -1).view(*idx.shape, *s)
-            for (a, b), s in zip(self._cuts(), self._shapes, strict=True)
-        )
+        torch.index_select(self._packed, axis, idx.reshape(-1), out=o)
+        if self.batch_inner:  # tensor i: rows a..b, the last axis of idx innermost in memory
+            res = tuple(
+                o[a:b].view(b - a, *idx.shape).movedim(0, -1).view(*idx.shape, *x.shape[1:])
+                for (a, b), x in zip(self._cuts, self._items, strict=True)
+            )
+        else:  # tensor i: columns a..b (a view that splits the row axis and the column block)
+            res = tuple(
+                o[:, a:b].view(*idx.shape, *x.shape[1:])
+                for (a, b), x in zip(self._cuts, self._items, strict=True)
+            )
         return self._as_data(res)
-
-    def _cuts(self) -> list[tuple[int, int]]:
-        """Column ranges [a, b) of the tensors in the packed matrix."""
-        return list(itertools.pairwise([0, *itertools.accumulate(self._widths)]))
 
     def _as_data(self, res: tuple[Tensor, ...]) -> Any:
         return res if isinstance(self.data, (tuple, list)) else res[0]

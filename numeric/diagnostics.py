@@ -335,8 +335,7 @@ def check_slow_mixing(
     relaxation_steps: float = float("nan"),
     num_burnin: int = 0,
     num_draws: int = 0,
-    preconditioned: bool = False,
-    can_precondition: bool = True,
+    offer_preconditioner: bool = True,
     subject: str = "the slowest relevant Hessian directions",
     measured: str = "∇U projected on them",
     min_ess: float = 100.0,
@@ -346,8 +345,8 @@ def check_slow_mixing(
 ) -> tuple[Finding, ...]:
     """The slowest relevant directions have not mixed (``direction_mixing``). ``subject`` and
     ``measured`` say, in the message, which directions and which observable on them; the
-    remedy offered is running longer, and the Hessian preconditioner when ``can_precondition``
-    and not ``preconditioned`` already.
+    remedy offered is running longer, and also the Hessian preconditioner when
+    ``offer_preconditioner`` (it is available and not in use already).
 
     Error (the estimate cannot be trusted) when their ESS < ``error_ess``, their R-hat >
     ``error_rhat``, or the whole run (burn-in + draws) is shorter than one predicted relaxation
@@ -371,9 +370,9 @@ def check_slow_mixing(
             f"{num_draws} draws"
         )
     fix = (
-        "run longer (num_draws, num_burnin)"
-        if preconditioned or not can_precondition
-        else "use preconditioner='hessian' (or 'auto'), or run longer (num_draws, num_burnin)"
+        "use preconditioner='hessian' (or 'auto'), or run longer (num_draws, num_burnin)"
+        if offer_preconditioner
+        else "run longer (num_draws, num_burnin)"
     )
     what = (
         "the estimate cannot be trusted: the soft directions have not reached equilibrium"

@@ -39,6 +39,7 @@ from torch import Tensor
 from torch.func import grad_and_value, vmap
 
 from numeric import sgld
+from numeric._engine import join_traces
 from numeric._inductor import small_matmul_backend
 from numeric.data import Gatherer, take
 
@@ -320,11 +321,10 @@ class Kernel:
     ) -> None:
         self.consts, self.data, self.compiled = consts, data, compiled
         if compiled:
-            # batch-innermost minibatches on CPU only (measured there; GPU kernels keep rows)
-            cpu = consts.w_star.device.type == "cpu"
-            self._gather = Gatherer(data, batch_inner=cpu)
-            self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
             like = consts.w_star
+            # batch-innermost minibatches on CPU only (measured there; GPU kernels keep rows)
+            self._gather = Gatherer(data, batch_inner=like.device.type == "cpu")
+            self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
             # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
             self._k = consts._replace(
                 **{
@@ -384,25 +384,18 @@ class Kernel:
 
 
 def _cat_traces(parts: list[BlockTrace]) -> BlockTrace:
-    """Consecutive blocks' traces as one (per-step records concatenated, norms summed; a record
-    that any part lacks is None)."""
+    """Consecutive blocks' traces as one: per-step records joined by ``_engine.join_traces``,
+    norms summed (None when a block did not record them)."""
     if len(parts) == 1:
         return parts[0]
 
-    def joined(field: str, combine: Callable[[list[Tensor]], Tensor]) -> Tensor | None:
+    def total(field: str) -> Tensor | None:
         values = [getattr(p, field) for p in parts]
-        return None if any(v is None for v in values) else combine(values)
+        return None if any(v is None for v in values) else sum(values)
 
-    def cat(values: list[Tensor]) -> Tensor:
-        return torch.cat(values, 1)
-
+    steps = join_traces(parts)
     return BlockTrace(
-        cat([p.loss for p in parts]),
-        cat([p.ref for p in parts]),
-        joined("dist", cat),
-        joined("obs", cat),
-        joined("drift_sq", sum),
-        joined("noise_sq", sum),
+        steps.loss, steps.ref, steps.dist, steps.obs, total("drift_sq"), total("noise_sq")
     )
 
 

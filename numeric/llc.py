@@ -448,7 +448,7 @@ def estimate_llc(
             if math.isfinite(t_relax) and 5 * t_relax > burned:
                 extra = min(math.ceil(5 * t_relax), MAX_BURNIN_STEPS) - burned
                 if extra > 0:
-                    runner.advance(extra, track_dist=False)
+                    runner.advance(extra)
                     burned += extra
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
@@ -483,7 +483,7 @@ def estimate_llc(
         done = 0
         while done < num_draws:
             k = min(every, num_draws - done)
-            parts.append(runner.advance(k, track_dist=False, track_obs=True))
+            parts.append(runner.advance(k, track_obs=True))
             done += k
             if k == every:
                 full.append(model.full_loss(runner.state.position))
@@ -518,7 +518,7 @@ def estimate_llc(
                 relaxation_steps=t_relax,
                 num_burnin=burned,
                 num_draws=int(num_draws),
-                preconditioned=pre_s is not None,
+                offer_preconditioner=pre_s is None,
             )
         )
     if wanted is not None:

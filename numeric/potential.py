@@ -278,7 +278,7 @@ def estimate_llc_potential(
             pos_rhat,
             num_burnin=burned,
             num_draws=int(num_draws),
-            can_precondition=False,
+            offer_preconditioner=False,
             min_ess=POSITION_MIN_ESS,
             max_rhat=POSITION_MAX_RHAT,
             subject=f"the chains' positions ({what})",
