@@ -282,7 +282,7 @@ def estimate_llc_potential(
             min_ess=POSITION_MIN_ESS,
             max_rhat=POSITION_MAX_RHAT,
             subject=f"the chains' positions ({what})",
-            measured="(w_i − w*_i)² per coordinate" if per_coordinate else "‖w − w*‖²",
+            measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )
     )
     acc_rate = float("nan")

@@ -15,7 +15,7 @@ from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
 from verification.crosscheck import DecisionRule, decide
 from verification.pytest_plugin import assert_llc_matches
-from verification.report import Report, run_cases, write_report
+from verification.report import Report, format_findings, run_cases, write_report
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,22 @@ def test_broken_chains_are_never_agree(estimate, reason):
     c = decide("x²", HALF, estimate)
     assert c.verdict == "inconclusive"
     assert any(reason in r for r in c.reasons)
+
+
+def test_report_says_why_a_case_is_inconclusive(tmp_path):
+    broken = FakeEstimate(
+        0.5, 0.01, diagnostics=(Finding("diverged", "error", "chain 3 blew up", {}),)
+    )
+    c = decide("x²", HALF, broken)
+    assert c.findings == ("[error] diverged: chain 3 blew up",)
+    assert decide("x²", HALF, FakeEstimate(0.5, 0.01)).findings == ()
+    report = Report([c], (), Settings(), 0.0)
+    assert format_findings(report.records) == "- x²: [error] diverged: chain 3 blew up"
+    text = write_report(report, tmp_path).read_text()
+    assert "- x²: [error] diverged: chain 3 blew up" in text
+    assert json.loads((tmp_path / "records.json").read_text())[0]["findings"] == (
+        "[error] diverged: chain 3 blew up"
+    )
 
 
 def test_bounds_are_not_compared():

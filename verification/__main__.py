@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 from .catalogue import Settings
-from .report import format_closed_forms, format_table, run_report, summary_line, write_report
+from .report import (
+    format_closed_forms,
+    format_findings,
+    format_table,
+    run_report,
+    summary_line,
+    write_report,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     path = write_report(report, a.out)
     print(format_table(report.records))
+    if notes := format_findings(report.records):
+        print(f"\n{notes}")
     print()
     print(format_closed_forms(report.closed_forms))
     print(f"\n{summary_line(report)}")

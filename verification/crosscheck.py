@@ -65,6 +65,7 @@ class CrossCheck:
     reasons: tuple[str, ...]
     rule: DecisionRule
     seconds: float = float("nan")
+    findings: tuple[str, ...] = ()  # the estimate's error findings, in full (why "inconclusive")
 
 
 def decide(
@@ -84,8 +85,19 @@ def decide(
     """
     mean, se = float(estimate.mean), float(estimate.stderr)
     ess, rhat, nbeta = float(estimate.ess), float(estimate.rhat), float(estimate.nbeta)
+    errors = [f for f in estimate.diagnostics if getattr(f, "severity", "") == "error"]
     record = partial(
-        CrossCheck, case, exact, mean, se, ess, rhat, nbeta, rule=rule, seconds=seconds
+        CrossCheck,
+        case,
+        exact,
+        mean,
+        se,
+        ess,
+        rhat,
+        nbeta,
+        rule=rule,
+        seconds=seconds,
+        findings=tuple(str(f) for f in errors),
     )
     if not exact.exact or exact.lam is None:
         return record(
@@ -108,11 +120,7 @@ def decide(
         reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
     if not math.isfinite(rhat) or rhat > rule.max_rhat:
         reasons.append(f"R-hat {rhat:.3f} > {rule.max_rhat}")
-    reasons += [
-        f"diagnostic: {f.code}"
-        for f in estimate.diagnostics
-        if getattr(f, "severity", "") == "error"
-    ]
+    reasons += [f"diagnostic: {f.code}" for f in errors]
     denom = math.hypot(se, sigma) if math.isfinite(se) else float("nan")
     z = (mean - target) / denom if denom and math.isfinite(denom) else None
     if reasons:

@@ -108,6 +108,7 @@ def _row(r: CrossCheck) -> dict[str, object]:
         "nbeta": r.nbeta,
         "verdict": r.verdict,
         "reasons": "; ".join(r.reasons),
+        "findings": "; ".join(r.findings),
         "seconds": r.seconds,
     }
 
@@ -123,6 +124,11 @@ def format_table(records: Sequence[CrossCheck]) -> str:
             f"{' (' + '; '.join(r.reasons) + ')' if r.reasons else ''} | {_fmt(r.seconds, 1)} |"
         )
     return "\n".join(lines)
+
+
+def format_findings(records: Sequence[CrossCheck]) -> str:
+    """The error findings behind "inconclusive" verdicts, one line each ("" when there are none)."""
+    return "\n".join(f"- {r.case}: {f}" for r in records for f in r.findings)
 
 
 def format_closed_forms(summaries: Sequence[ClosedFormSummary]) -> str:
@@ -212,6 +218,7 @@ def write_report(report: Report, out: Path) -> Path:
         "## Exact λ against estimates",
         "",
         format_table(report.records),
+        *(["", notes] if (notes := format_findings(report.records)) else []),
         "",
         "## Closed forms against exact computations",
         "",
