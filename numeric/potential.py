@@ -9,35 +9,52 @@ value per chain. Gradients are exact, so the default sampler is MALA (``numeric.
 no step-size bias; ``metropolis=False`` runs unadjusted Langevin (``numeric.sgld``) instead.
 
 Step-size rule (recorded in ``config``): MALA starts at ε = 1/κ (κ = nβ·|λ_max ∇²K(w*)| + γ + α,
-power iteration) and adapts log ε by dual averaging toward mean acceptance 0.8 for 500 steps (higher than the
-d→∞ optimum 0.574: singular targets have curvature that varies by orders of magnitude, and a
-smaller ε mixes far better there);
-unadjusted Langevin uses ε = ``step_scale``/κ with κ re-measured where the chains go (as in
-``numeric.llc``). Burn-in then continues in blocks until stationary; draws target ESS ≈ 1000
-(at least 2000 per chain: potentials are cheap, and flat directions mix slowly).
+power iteration) and adapts log ε by dual averaging toward mean acceptance 0.8 for 500 steps
+(higher than the d→∞ optimum 0.574: singular targets have curvature that varies by orders of
+magnitude, and a smaller ε mixes far better there); unadjusted Langevin uses ε = ``step_scale``/κ
+with κ re-measured where the chains go (as in ``numeric.llc``). Burn-in then continues in blocks
+until stationary; draws target ESS ≈ 1000 (at least 2000 per chain: potentials are cheap).
 
-The loss trace can mix while the chains creep along a flat direction (K = w1²w2²: loss ESS in
-the thousands, ESS of w1² about 10–150 in 2,000 draws, estimates off by up to 4.6 standard
-errors). So the ESS and split R-hat of (w_i − w*_i)² per coordinate are measured too
-(``slow_ess``, ``slow_rhat``), and a ``slow_mixing`` finding says when they are poor: a warning
-below ESS 400 or above R-hat 1.01 (Vehtari et al. 2021), an error below 30 or above 1.1.
+Position-dependent steps (``metric``). One ε cannot fit a singular K: on K = w1²w2² the
+curvature across an axis is 2nβ·w1², ~10⁴ at |w1| = 2, while along it it is O(1), so MALA with
+the ε that the stiff places allow creeps along the axes (ESS of w1² 10–150 in 8 × 2,000 draws,
+single estimates off by up to 4.6 standard errors). So, after adaptation, a 200-step MALA pilot
+measures the ESS of (w_i − w*_i)² per draw; below 0.05 (τ > 20 steps; d ≤ 8, γ + α > 0) every
+MALA step is followed by a position-dependent MALA step (``numeric.mmala``: metric |∇²U(w)|
+floored at γ + α) with ε' drawn per chain log-uniformly from [0.02, 2] (near the crossing the
+Hessian under-states how fast U rises, and no single ε' fits both there and far out). Both steps
+leave the target invariant, so their composition does. The pilot turned them on for w1²w2²,
+w1²w2⁴, w1²w2⁶ and w1²w2²w3² and off for w², w⁴, w⁶, x⁴+y⁶, x⁴+x²y²+y⁶ and a shifted
+quadratic (12 seeds each, ``benchmarks/bench_potential_calibration.py``); an iteration with them
+costs about 3.5× one without (~1.4 ms for d = 2, 8 chains).
+
+The loss trace can mix while the positions do not, so the ESS and split R-hat of (w_i − w*_i)² per
+coordinate are measured too (``slow_ess``, ``slow_rhat``; ‖w − w*‖² beyond 16 parameters). When
+the number of draws is chosen automatically, draws are added (up to 20,000 per chain) until that
+ESS reaches 800. A ``slow_mixing`` finding says when the positions mix poorly: a warning below
+ESS 400 (Vehtari et al. 2021) or above R-hat max(1.01, 1 + 2m/ESS) for m chains
+(``diagnostics.rhat_limit``: Vehtari's 1.01 less the noise of R-hat at this ESS), an error below
+ESS 30 or above R-hat 1.1.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
-from numeric import _engine, mala, sgld
+from numeric import _engine, mala, mmala, sgld
 from numeric.diagnostics import (
     Finding,
     check_slow_mixing,
     check_step_size,
     direction_mixing,
+    rhat_limit,
 )
 from numeric.errors import InvalidInputError
 from numeric.result import LLCConfig, LLCEstimate, chain_stats, standard_findings
@@ -50,6 +67,16 @@ MAX_TRACKED_COORDS = 16  # mixing measured per coordinate up to this many parame
 # (ESS ≥ 400, R-hat < 1.01); at 100 / 1.05, K = w1²w2⁴ had a run 4.1 standard errors off
 # (ESS 105, R-hat 1.043) with no finding. Potentials are cheap: a warning costs a longer run.
 POSITION_MIN_ESS, POSITION_MAX_RHAT = 400.0, 1.01
+
+
+POSITION_TARGET_ESS = 800.0  # automatic draws are extended toward this ESS of the positions
+MAX_POTENTIAL_DRAWS = 20_000  # per chain, the most that extension adds up to
+MAX_METRIC_DIM = (
+    8  # position-dependent steps by default up to this many parameters (d Hessian rows)
+)
+METRIC_STEP_RANGE = (0.02, 2.0)  # ε' of the position-dependent step, drawn log-uniformly
+PILOT_STEPS = 200  # MALA steps after adaptation whose positions decide whether to add the metric
+PILOT_MIN_ESS_PER_DRAW = 0.05  # below this (τ > 20 steps) the position-dependent step is added
 
 
 def _as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:
@@ -96,6 +123,7 @@ def estimate_llc_potential(
     num_burnin: int | None = None,
     seed: int = 0,
     metropolis: bool = True,
+    metric: bool | None = None,
     integrator: sgld.Integrator = "lm",
     step_scale: float = 0.25,
     device: torch.device | str | None = None,
@@ -106,7 +134,8 @@ def estimate_llc_potential(
     """Estimate λ at ``w_star`` for the population loss ``K`` at sample size ``n`` (nβ = n/log n).
 
     See the module docstring for the rules behind the defaults; ``LLCEstimate.full_data`` is None
-    (the losses are exact already).
+    (the losses are exact already). ``metric`` adds the position-dependent step after each MALA
+    step (default: when ``metropolis``, d ≤ 8 and γ + α > 0).
     """
     if not (isinstance(n, int) and n >= 2):
         raise InvalidInputError(f"n must be an int ≥ 2, got {n!r}")
@@ -119,6 +148,11 @@ def estimate_llc_potential(
     w0 = _as_w_star(w_star, device, dtype)
     dev, c, d = w0.device, num_chains, w0.numel()
     k_star = _check_potential(K, w0)
+    floor = gamma + prior_precision
+    if metric and not (metropolis and floor > 0):
+        raise InvalidInputError(
+            "metric=True needs metropolis=True and γ + α > 0 (the metric |∇²U| is floored at γ + α)"
+        )
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed)
 
@@ -133,6 +167,19 @@ def estimate_llc_potential(
                 u = u + 0.5 * prior_precision * ww.square().sum(-1)
             (g,) = torch.autograd.grad(u.sum(), ww)
         return u.detach(), g, k.detach()
+
+    eye_rows = torch.eye(d, dtype=dtype, device=dev)[:, None, :].expand(d, c, d)
+
+    def u_grad_hessian(w: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """U, ∇U, K and ∇²U [C, d, d] at w (the Hessian's rows in one batched backward pass)."""
+        with torch.enable_grad():
+            ww = w.detach().requires_grad_(True)
+            k = K(ww)
+            u = nbeta_v * (k - k_star) + 0.5 * gamma * (ww - w0).square().sum(-1)
+            u = u + 0.5 * prior_precision * ww.square().sum(-1)
+            (g,) = torch.autograd.grad(u.sum(), ww, create_graph=True)
+            (h,) = torch.autograd.grad(g, ww, grad_outputs=eye_rows, is_grads_batched=True)
+        return u.detach(), g.detach(), k.detach(), h.transpose(0, 1)
 
     def hvp_at(w: Tensor) -> Callable[[Tensor], Tensor]:
         with torch.enable_grad():
@@ -157,14 +204,44 @@ def estimate_llc_potential(
 
     if metropolis:
         state0: Any = mala.init(w_rep, u_and_grad)
+        lo, hi = METRIC_STEP_RANGE
+        with_metric = {"on": False, "sum": w0.new_zeros(c)}
+
+        proposal_hessian: dict[str, Tensor] = {}
+
+        def u_and_grad_keeping_hessian(w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+            u, g, k, proposal_hessian["h"] = u_grad_hessian(w)
+            return u, g, k
 
         def transition(state: Any, eps: float) -> tuple[Any, Tensor, Tensor]:
-            new, info = mala.step(state, gen, u_and_grad, step_size=eps)
+            if not with_metric["on"]:
+                new, info = mala.step(state, gen, u_and_grad, step_size=eps)
+                accept["last_t"] = info.acceptance
+                if accept["on"]:
+                    accept["sum"] += info.acceptance
+                    accept["count"] += 1
+                return new, new.loss, ref
+            # MALA step, then the position-dependent one; the state carries the metric at w
+            if not isinstance(state, mmala.MMALAState):
+                state = mmala.init(state.position, u_grad_hessian, floor)
+            view = mala.MALAState(state.position, state.potential, state.grad, state.loss)
+            new, info = mala.step(view, gen, u_and_grad_keeping_hessian, step_size=eps)
+            vecs, vals = mmala.softabs_metric(proposal_hessian["h"], floor)
+            acc = info.accepted
+            ms = mmala.MMALAState(
+                *new,
+                torch.where(acc[:, None, None], vecs, state.vecs),
+                torch.where(acc[:, None], vals, state.vals),
+            )
+            eps_m = lo * (hi / lo) ** torch.rand(c, generator=gen, device=dev, dtype=dtype)
+            ms, m_info = mmala.step(ms, gen, u_grad_hessian, step_size=eps_m, floor=floor)
             accept["last_t"] = info.acceptance
             if accept["on"]:
                 accept["sum"] += info.acceptance
                 accept["count"] += 1
-            return new, new.loss, ref
+                with_metric["sum"] += m_info.acceptance
+            return ms, ms.loss, ref
+
     else:
 
         def grad_fn(w: Tensor, g: torch.Generator) -> sgld.GradientEval:
@@ -244,12 +321,26 @@ def estimate_llc_potential(
                 f"ε = {step_scale:g}/κ, κ = nβ·|λ_max(∇²K)| + γ + α measured by power "
                 "iteration where the chains were during adaptation"
             )
+        if metric is None:
+            metric = False
+            if metropolis and d <= MAX_METRIC_DIM and floor > 0:
+                pilot = PILOT_STEPS if num_burnin is None else min(PILOT_STEPS, num_burnin - burned)
+                metric, why = _needs_metric(runner, pilot)
+                burned += max(pilot, 0)
+                rule += f"; {why}"
+        if metric:
+            with_metric["on"] = True
+            rule += (
+                f"; each MALA step is followed by a position-dependent one (metric |∇²U| "
+                f"floored at γ + α, ε' log-uniform in [{lo:g}, {hi:g}] per chain and step)"
+            )
         if num_burnin is None:
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
         elif num_burnin > burned:
             tail = runner.advance(num_burnin - burned)
             burned = num_burnin
+        extend_draws = num_draws is None
         if num_draws is None:
             num_draws = (
                 _engine.draws_from_tail(tail, c, min_draws=2000, target_ess=1000.0)
@@ -258,7 +349,17 @@ def estimate_llc_potential(
             )
         accept["on"] = norms["on"] = True
         per_coordinate = d <= MAX_TRACKED_COORDS
-        tr = runner.advance(num_draws, track_dist=not per_coordinate, track_obs=per_coordinate)
+
+        def draws(k: int) -> _engine.Traces:
+            return runner.advance(k, track_dist=not per_coordinate, track_obs=per_coordinate)
+
+        def positions_of(t: _engine.Traces) -> np.ndarray:
+            pos = t.obs if per_coordinate else t.dist[..., None]
+            return pos.double().cpu().numpy()[runner.alive.cpu().numpy()]
+
+        tr = draws(num_draws)
+        if extend_draws:
+            tr, num_draws = _extend_draws(tr, num_draws, draws, positions_of)
     finally:
         runner.close()
 
@@ -269,8 +370,7 @@ def estimate_llc_potential(
     delta = (loss_tr - ref_tr)[alive]
     st = chain_stats(delta, nbeta_v)
     findings.extend(standard_findings(delta, nbeta_v, st))
-    positions = (tr.obs if per_coordinate else tr.dist[..., None]).double().cpu().numpy()[alive]
-    pos_ess, pos_rhat = direction_mixing(positions)
+    pos_ess, pos_rhat = direction_mixing(positions_of(tr))
     what = "coordinates of w" if per_coordinate else "distance from w*"
     findings.extend(
         check_slow_mixing(
@@ -280,14 +380,16 @@ def estimate_llc_potential(
             num_draws=int(num_draws),
             offer_preconditioner=False,
             min_ess=POSITION_MIN_ESS,
-            max_rhat=POSITION_MAX_RHAT,
+            max_rhat=rhat_limit(pos_ess, int(alive.sum()), POSITION_MAX_RHAT),
             subject=f"the chains' positions ({what})",
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )
     )
-    acc_rate = float("nan")
+    acc_rate = metric_acc = float("nan")
     if metropolis:
         acc_rate = float(accept["sum"][runner.alive].mean()) / max(accept["count"], 1)
+        if metric:
+            metric_acc = float(with_metric["sum"][runner.alive].mean()) / max(accept["count"], 1)
         if acc_rate < 0.2:
             findings.append(
                 Finding(
@@ -320,6 +422,8 @@ def estimate_llc_potential(
         acceptance_rate=acc_rate,
         full_loss_every=None,
         num_params=d,
+        preconditioner="position_dependent" if metric else "none",
+        metric_acceptance_rate=metric_acc,
         device=str(dev),
         dtype=str(dtype).removeprefix("torch."),
     )
@@ -340,4 +444,45 @@ def estimate_llc_potential(
         full_data=None,
         slow_ess=pos_ess,
         slow_rhat=pos_rhat,
+    )
+
+
+def _extend_draws(
+    tr: _engine.Traces,
+    num_draws: int,
+    draws: Callable[[int], _engine.Traces],
+    positions_of: Callable[[_engine.Traces], np.ndarray],
+) -> tuple[_engine.Traces, int]:
+    """Add draws until the positions' ESS reaches ``POSITION_TARGET_ESS`` (at most
+    ``MAX_POTENTIAL_DRAWS`` per chain, three extensions), sizing each extension from the ESS so
+    far. The rule reads only the mixing of w, never the estimate. R-hat is not a target: on
+    K = w1²w2² the rank-based R-hat sees the chains' slow switching between the axes, which
+    moves λ̂ little (the z-scores stay calibrated) and would cost runs of 15,000+ draws."""
+    for _ in range(3):
+        pos_ess, _ = direction_mixing(positions_of(tr))
+        if not (math.isfinite(pos_ess) and pos_ess < POSITION_TARGET_ESS):
+            break
+        want = math.ceil(num_draws * (1.1 * POSITION_TARGET_ESS / max(pos_ess, 1.0) - 1.0))
+        more = min(want, MAX_POTENTIAL_DRAWS - num_draws)
+        if more <= 0:
+            break
+        tr = _engine.join_traces([tr, draws(more)])
+        num_draws += more
+    return tr, num_draws
+
+
+def _needs_metric(runner: _engine.Runner, pilot: int) -> tuple[bool, str]:
+    """Whether plain MALA moves the positions too slowly: ESS of (w_i − w*_i)² per draw over a
+    ``pilot``-step run below ``PILOT_MIN_ESS_PER_DRAW`` (no pilot: yes, the safe choice)."""
+    if pilot < 50:
+        return True, "position-dependent steps on (no room in num_burnin for a pilot)"
+    tr = runner.advance(pilot, track_obs=True)
+    alive = runner.alive.cpu().numpy()
+    pos_ess, _ = direction_mixing(tr.obs.double().cpu().numpy()[alive])
+    per_draw = pos_ess / (int(alive.sum()) * pilot)
+    on = not (math.isfinite(per_draw) and per_draw >= PILOT_MIN_ESS_PER_DRAW)
+    return on, (
+        f"a {pilot}-step MALA pilot gave position ESS {per_draw:.3f} per draw "
+        f"({'<' if on else '≥'} {PILOT_MIN_ESS_PER_DRAW:g}: position-dependent steps "
+        f"{'on' if on else 'off'})"
     )

@@ -44,10 +44,13 @@ class LLCConfig:
     num_params: int
     device: str
     dtype: str
-    preconditioner: str = "none"  # "hessian": M = (nβ·H⁺ + γ + α)⁻¹ (numeric.precondition)
+    # "hessian": M = (nβ·H⁺ + γ + α)⁻¹ (numeric.precondition); "position_dependent": potentials'
+    # extra step with metric |∇²U(w)| (numeric.mmala)
+    preconditioner: str = "none"
     condition_number: float = float("nan")  # of nβ·H⁺ + γ + α at w* (nan: H not computed)
     relaxation_steps: float = float("nan")  # 2/(ε·κ_min) of the slowest relevant direction
     laplace_llc: float = float("nan")  # ½Σ nβh⁺/(nβh⁺ + γ + α), the quadratic approximation
+    metric_acceptance_rate: float = float("nan")  # of the position-dependent steps (potentials)
 
 
 @dataclass(frozen=True)

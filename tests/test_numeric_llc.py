@@ -66,6 +66,25 @@ def test_normal_crossing_product_agrees_with_quadrature() -> None:
     _assert_close(est, ref.value, ref.abserr)
 
 
+def test_axis_crossing_mixes_with_position_dependent_steps() -> None:
+    """K = w1²w2² (λ = 1/2, m = 2): plain MALA creeps along the axes (the pilot sees it), so the
+    position-dependent steps are added; the positions then mix (no slow_mixing finding) and the
+    estimate agrees with quadrature. On K = w² the pilot leaves them off."""
+    K = lambda w: w[..., 0] ** 2 * w[..., 1] ** 2  # noqa: E731
+    est = numeric.estimate_llc_potential(K, [0.0, 0.0], N, num_chains=8, seed=0)
+    assert est.config.preconditioner == "position_dependent"
+    assert "pilot" in est.config.step_size_rule and "on" in est.config.step_size_rule
+    assert 0.3 < est.config.metric_acceptance_rate < 0.9
+    assert est.slow_ess >= 400, est.slow_ess
+    assert not [f for f in est.diagnostics if f.severity != "info"], est.diagnostics
+    ref = expected_llc(K, [0.0, 0.0], nbeta=est.nbeta, gamma=est.config.gamma, num_points=401)
+    _assert_close(est, ref.value, ref.abserr)
+    regular = numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [0.0], N, num_chains=8)
+    assert regular.config.preconditioner == "none"
+    assert "off" in regular.config.step_size_rule
+    assert math.isnan(regular.config.metric_acceptance_rate)
+
+
 def test_unadjusted_langevin_on_potential() -> None:
     K = lambda w: w[..., 0] ** 4  # noqa: E731
     est = numeric.estimate_llc_potential(K, [0.0], N, num_chains=8, seed=5, metropolis=False)
@@ -141,6 +160,12 @@ def test_bad_inputs_raise_clear_errors() -> None:
         numeric.estimate_llc_potential(lambda w: w, [0.0, 0.0], 100)
     with pytest.raises(InvalidInputError, match="nbeta"):
         numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [0.0], 100, nbeta=-2.0)
+    with pytest.raises(InvalidInputError, match="metric=True needs"):
+        numeric.estimate_llc_potential(
+            lambda w: w[..., 0] ** 2, [0.0], 100, metric=True, metropolis=False
+        )
+    with pytest.raises(InvalidInputError, match="metric=True needs"):
+        numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [0.0], 100, metric=True, gamma=0.0)
 
 
 def test_divergence_names_chain_step_and_cause() -> None:
