@@ -104,9 +104,31 @@ def test_slow_position_mixing_is_flagged() -> None:
         (f,) = [f for f in est.diagnostics if f.code == "slow_mixing"]
         assert f.values["ess"] == est.slow_ess
         assert "coordinates of w" in f.message
+        (creep,) = [f for f in est.diagnostics if f.code == "plain_mala_creeps"]
+        assert "metric=None" in creep.message
     regular = numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [0.0], n, num_chains=8)
     assert regular.slow_ess > 1000 and regular.slow_rhat < 1.01
-    assert not [f for f in regular.diagnostics if f.code == "slow_mixing"]
+    assert not [f for f in regular.diagnostics if f.code in ("slow_mixing", "plain_mala_creeps")]
+
+
+def test_creeping_beyond_the_default_metric_size_is_a_warning() -> None:
+    """d = 9 > 8: position-dependent steps are off by default, so a pilot that sees plain MALA
+    creeping (K = w1²w2² + Σ w_j², j ≥ 3) must say so and name the way out (metric=True); with
+    metric=True they run and the warning is gone."""
+
+    def K(w):
+        return w[..., 0] ** 2 * w[..., 1] ** 2 + w[..., 2:].square().sum(-1)
+
+    def run(**kw) -> numeric.LLCEstimate:
+        return numeric.estimate_llc_potential(K, [0.0] * 9, 10_000, num_draws=300, seed=0, **kw)
+
+    off = run()
+    assert off.config.preconditioner == "none"
+    (creep,) = [f for f in off.diagnostics if f.code == "plain_mala_creeps"]
+    assert creep.severity == "warning" and "metric=True" in creep.message
+    on = run(metric=True)
+    assert on.config.preconditioner == "position_dependent"
+    assert not [f for f in on.diagnostics if f.code == "plain_mala_creeps"]
 
 
 @pytest.mark.slow
