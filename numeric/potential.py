@@ -486,7 +486,7 @@ def _pilot_creeps(runner: _engine.Runner, pilot: int) -> tuple[bool | None, str]
 def _creeping_finding(why: str, d: int, floor: float, *, asked_off: bool) -> Finding:
     """Warning: plain MALA creeps and no position-dependent steps were taken."""
     if floor <= 0:
-        fix = "they need γ + α > 0 (the metric is floored there)"
+        fix = "they need γ + α > 0, the floor of their metric"
     elif asked_off:
         fix = "pass metric=None (the default) or metric=True"
     else:
@@ -495,7 +495,7 @@ def _creeping_finding(why: str, d: int, floor: float, *, asked_off: bool) -> Fin
         "plain_mala_creeps",
         "warning",
         f"{why}: plain MALA creeps along flat directions, and position-dependent steps were not "
-        f"used ({fix}). Regions no chain reaches are invisible to ESS and R-hat: on K = w1²w2⁴ "
+        f"used; {fix}. Regions no chain reaches are invisible to ESS and R-hat: on K = w1²w2⁴ "
         "such runs of 20,000 draws were off by up to 7 standard errors, most with no other finding",
         {"position_ess_per_draw_threshold": PILOT_MIN_ESS_PER_DRAW, "num_params": float(d)},
     )
