@@ -315,7 +315,8 @@ def estimate_llc_potential(
             # a pilot decides (metric=None) or warns (metric=False, or no metric possible)
             pilot = PILOT_STEPS if num_burnin is None else min(PILOT_STEPS, num_burnin - burned)
             slow, why = _pilot_creeps(runner, pilot)
-            burned += max(pilot, 0)
+            if slow is not None:  # the pilot ran: its steps are burn-in
+                burned += pilot
             asked_off = metric is False
             if metric is None:  # no room for a pilot: on where possible, the safe choice
                 metric = slow is not False and d <= MAX_METRIC_DIM and floor > 0
