@@ -65,7 +65,8 @@ def with_difference_hessian(
 
 
 def softabs_metric(hessian: Tensor, floor: float) -> tuple[Tensor, Tensor]:
-    """(V, max(|Λ|, floor)) of a batch of symmetric matrices [C, D, D]; non-finite → identity."""
+    """(V, max(|Λ|, floor)) of a batch of symmetric matrices [C, D, D]; a matrix with a
+    non-finite entry gives the metric floor·I."""
     h = 0.5 * (hessian + hessian.mT)
     ok = torch.isfinite(h).all(-1).all(-1)
     h = torch.where(ok[:, None, None], h, torch.zeros_like(h))

@@ -67,13 +67,10 @@ MAX_TRACKED_COORDS = 16  # mixing measured per coordinate up to this many parame
 # (ESS ≥ 400, R-hat < 1.01); at 100 / 1.05, K = w1²w2⁴ had a run 4.1 standard errors off
 # (ESS 105, R-hat 1.043) with no finding. Potentials are cheap: a warning costs a longer run.
 POSITION_MIN_ESS, POSITION_MAX_RHAT = 400.0, 1.01
-
-
 POSITION_TARGET_ESS = 800.0  # automatic draws are extended toward this ESS of the positions
 MAX_POTENTIAL_DRAWS = 20_000  # per chain, the most that extension adds up to
-MAX_METRIC_DIM = (
-    8  # position-dependent steps by default up to this many parameters (d Hessian rows)
-)
+# position-dependent steps by default up to this many parameters (1 + 2d gradients per Hessian)
+MAX_METRIC_DIM = 8
 METRIC_STEP_RANGE = (0.02, 2.0)  # ε' of the position-dependent step, drawn log-uniformly
 PILOT_STEPS = 200  # MALA steps after adaptation whose positions decide whether to add the metric
 PILOT_MIN_ESS_PER_DRAW = 0.05  # below this (τ > 20 steps) the position-dependent step is added
@@ -187,7 +184,7 @@ def estimate_llc_potential(
     if progress is None:
         progress = sys.stderr.isatty()
     ref = k_star.expand(c)
-    accept = {"last": 1.0, "sum": w0.new_zeros(c), "count": 0, "on": False}
+    accept: dict[str, Any] = {"last": None, "sum": w0.new_zeros(c), "count": 0, "on": False}
     norms = {"drift": w0.new_zeros(c), "noise": w0.new_zeros(c), "count": 0, "on": False}
     w_rep = w0.expand(c, d)
 
@@ -203,18 +200,20 @@ def estimate_llc_potential(
             return u, g, k
 
         def transition(state: Any, eps: float) -> tuple[Any, Tensor, Tensor]:
-            if not with_metric["on"]:
-                new, info = mala.step(state, gen, u_and_grad, step_size=eps)
-                accept["last_t"] = info.acceptance
-                if accept["on"]:
-                    accept["sum"] += info.acceptance
-                    accept["count"] += 1
-                return new, new.loss, ref
-            # MALA step, then the position-dependent one; the state carries the metric at w
-            if not isinstance(state, mmala.MMALAState):
+            """A MALA step, then (metric on) a position-dependent one; with the metric on, the
+            state carries the metric at w, and the MALA proposal's Hessian is kept for it."""
+            metric_on = with_metric["on"]
+            if metric_on and not isinstance(state, mmala.MMALAState):
                 state = mmala.init(state.position, u_grad_hessian, floor)
-            view = mala.MALAState(state.position, state.potential, state.grad, state.loss)
-            new, info = mala.step(view, gen, u_and_grad_keeping_hessian, step_size=eps)
+            plain = mala.MALAState(*state[:4])
+            fn = u_and_grad_keeping_hessian if metric_on else u_and_grad
+            new, info = mala.step(plain, gen, fn, step_size=eps)
+            accept["last"] = info.acceptance
+            if accept["on"]:
+                accept["sum"] += info.acceptance
+                accept["count"] += 1
+            if not metric_on:
+                return new, new.loss, ref
             vecs, vals = mmala.softabs_metric(proposal_hessian["h"], floor)
             acc = info.accepted
             ms = mmala.MMALAState(
@@ -224,10 +223,7 @@ def estimate_llc_potential(
             )
             eps_m = lo * (hi / lo) ** torch.rand(c, generator=gen, device=dev, dtype=dtype)
             ms, m_info = mmala.step(ms, gen, u_grad_hessian, step_size=eps_m, floor=floor)
-            accept["last_t"] = info.acceptance
             if accept["on"]:
-                accept["sum"] += info.acceptance
-                accept["count"] += 1
                 with_metric["sum"] += m_info.acceptance
             return ms, ms.loss, ref
 
@@ -295,7 +291,7 @@ def estimate_llc_potential(
             adapt = MALA_ADAPT_STEPS if num_burnin is None else min(MALA_ADAPT_STEPS, num_burnin)
             if adapt > 0:
                 _engine.dual_averaging(
-                    runner, adapt, lambda s: float(accept["last_t"].mean()), TARGET_ACCEPT
+                    runner, adapt, lambda s: float(accept["last"].mean()), TARGET_ACCEPT
                 )
             burned = adapt
             rule = (
@@ -353,8 +349,9 @@ def estimate_llc_potential(
             return pos.double().cpu().numpy()[runner.alive.cpu().numpy()]
 
         tr = draws(num_draws)
+        mixing = None  # the positions' (ESS, R-hat) over tr, once measured
         if extend_draws:
-            tr, num_draws = _extend_draws(tr, num_draws, draws, positions_of)
+            tr, num_draws, mixing = _extend_draws(tr, num_draws, draws, positions_of)
     finally:
         runner.close()
 
@@ -367,7 +364,7 @@ def estimate_llc_potential(
     delta = (loss_tr - ref_tr)[alive]
     st = chain_stats(delta, nbeta_v)
     findings.extend(standard_findings(delta, nbeta_v, st))
-    pos_ess, pos_rhat = direction_mixing(positions_of(tr))
+    pos_ess, pos_rhat = mixing if mixing is not None else direction_mixing(positions_of(tr))
     what = "coordinates of w" if per_coordinate else "distance from w*"
     findings.extend(
         check_slow_mixing(
@@ -449,14 +446,16 @@ def _extend_draws(
     num_draws: int,
     draws: Callable[[int], _engine.Traces],
     positions_of: Callable[[_engine.Traces], np.ndarray],
-) -> tuple[_engine.Traces, int]:
+) -> tuple[_engine.Traces, int, tuple[float, float]]:
     """Add draws until the positions' ESS reaches ``POSITION_TARGET_ESS`` (at most
     ``MAX_POTENTIAL_DRAWS`` per chain, three extensions), sizing each extension from the ESS so
-    far. The rule reads only the mixing of w, never the estimate. R-hat is not a target: on
-    K = w1²w2² the rank-based R-hat sees the chains' slow switching between the axes, which
-    moves λ̂ little (the z-scores stay calibrated) and would cost runs of 15,000+ draws."""
+    far; returns the traces, the draws and the positions' (ESS, R-hat) over them. The rule
+    reads only the mixing of w, never the estimate. R-hat is not a target: on K = w1²w2² the
+    rank-based R-hat sees the chains' slow switching between the axes, which moves λ̂ little
+    (the z-scores stay calibrated) and would cost runs of 15,000+ draws."""
+    mixing = direction_mixing(positions_of(tr))
     for _ in range(3):
-        pos_ess, _ = direction_mixing(positions_of(tr))
+        pos_ess = mixing[0]
         if not (math.isfinite(pos_ess) and pos_ess < POSITION_TARGET_ESS):
             break
         want = math.ceil(num_draws * (1.1 * POSITION_TARGET_ESS / max(pos_ess, 1.0) - 1.0))
@@ -465,7 +464,8 @@ def _extend_draws(
             break
         tr = _engine.join_traces([tr, draws(more)])
         num_draws += more
-    return tr, num_draws
+        mixing = direction_mixing(positions_of(tr))
+    return tr, num_draws, mixing
 
 
 def _pilot_creeps(runner: _engine.Runner, pilot: int) -> tuple[bool | None, str]:
