@@ -56,6 +56,9 @@ class KernelSpec:
     control_variate: bool  # ĝ = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*), else ĝ = ∇L_B(w)
     integrator: sgld.Integrator
     stacked: bool  # evaluate w and w* in one vmapped call (small models: dispatch-bound)
+    # control variate centred at the nearer of w* and the chain's anchor r (``Constants``):
+    # ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a), a = r if ‖w − r‖ < ‖w − w*‖ else w*
+    anchored: bool = False
 
 
 class Constants(NamedTuple):
@@ -68,6 +71,18 @@ class Constants(NamedTuple):
     nbeta: float
     gamma: float
     alpha: float
+    anchor: Tensor | None = None  # [C, D] r: each chain's anchor (``KernelSpec.anchored``)
+    g_anchor: Tensor | None = None  # [C, D] ∇L_n(r)
+
+
+def nearer_centre(
+    w: Tensor, w_star: Tensor, g_star: Tensor, anchor: Tensor, g_anchor: Tensor
+) -> tuple[Tensor, Tensor]:
+    """Per chain, the control variate's centre a and ∇L_n(a): the anchor r where
+    ‖w − r‖ < ‖w − w*‖, else w*. Chosen from w before the minibatch is drawn, so ĝ stays
+    unbiased; its variance grows with ‖w − a‖²."""
+    use = ((w - anchor).square().sum(-1) < (w - w_star).square().sum(-1)).unsqueeze(-1)
+    return torch.where(use, anchor, w_star), torch.where(use, g_anchor, g_star)
 
 
 class Record(NamedTuple):
@@ -123,20 +138,42 @@ def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, 
     return vg
 
 
-GradientAt = Callable[[Tensor, Tensor, Tensor, Tensor, Any], sgld.GradientEval]
-PairedGradient = Callable[[Tensor, Any, Tensor, Tensor], sgld.GradientEval]
+GradientAt = Callable[..., sgld.GradientEval]
+PairedGradient = Callable[..., sgld.GradientEval]
 
 
 def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
-    """``gradient(w, idx, w*, ∇L_n(w*), data)``: L_B(w), L_B(w*) and ĝ at positions w [C, D]
-    on the minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says which ĝ), by
-    autograd: one vmapped forward over [w; w*] when ``spec.stacked`` (2C rows, the batch gathered
-    twice) and one reverse pass, the fewest dispatches eagerly."""
+    """``gradient(w, idx, w*, ∇L_n(w*), data, anchor, g_anchor)``: L_B(w), L_B(w*) and ĝ at
+    positions w [C, D] on the minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says
+    which ĝ; ``anchor``/``g_anchor`` [C, D] only when anchored), by autograd: one vmapped forward
+    over [w; w*] when ``spec.stacked`` (2C rows, the batch gathered twice; [w; a; w*] when
+    anchored) and one reverse pass, the fewest dispatches eagerly."""
     vg = _value_and_grad_eager(f)
     ref_only = vmap(f, in_dims=(None, 0), randomness="different")
 
-    def gradient(w: Tensor, idx: Tensor, w_star: Tensor, g_star: Tensor, data: Any):
+    def gradient(
+        w: Tensor,
+        idx: Tensor,
+        w_star: Tensor,
+        g_star: Tensor,
+        data: Any,
+        anchor: Tensor | None = None,
+        g_anchor: Tensor | None = None,
+    ):
         c = w.shape[0]
+        if spec.anchored:
+            a, g_a = nearer_centre(w, w_star, g_star, anchor, g_anchor)
+            if spec.stacked:
+                batch = take(data, torch.cat([idx, idx, idx]))
+                losses, grads = vg(torch.cat([w, a, w_star.expand(c, -1)]), batch)
+                return sgld.GradientEval(
+                    losses[:c], losses[2 * c :], grads[:c] - grads[c : 2 * c] + g_a
+                )
+            batch = take(data, idx)
+            losses, grads = vg(torch.cat([w, a]), take(data, torch.cat([idx, idx])))
+            with torch.no_grad():
+                ref = ref_only(w_star, batch)
+            return sgld.GradientEval(losses[:c], ref, grads[:c] - grads[c:] + g_a)
         if spec.control_variate or spec.stacked:
             batch = take(data, torch.cat([idx, idx]))
             losses, grads = vg(torch.cat([w, w_star.expand(c, -1)]), batch)
@@ -165,9 +202,26 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
             return loss, ref, g - g_ref
         return loss, f(w_star, batch), g
 
-    paired = vmap(pair, in_dims=(0, None, 0), randomness="different")
+    def triple(w: Tensor, a: Tensor, w_star: Tensor, batch: Any) -> tuple[Tensor, Tensor, Tensor]:
+        g, loss = gv(w, batch)
+        g_a, _ = gv(a, batch)
+        return loss, f(w_star, batch), g - g_a
 
-    def gradient(w: Tensor, batch: Any, w_star: Tensor, g_star: Tensor) -> sgld.GradientEval:
+    paired = vmap(pair, in_dims=(0, None, 0), randomness="different")
+    tripled = vmap(triple, in_dims=(0, 0, None, 0), randomness="different")
+
+    def gradient(
+        w: Tensor,
+        batch: Any,
+        w_star: Tensor,
+        g_star: Tensor,
+        anchor: Tensor | None = None,
+        g_anchor: Tensor | None = None,
+    ) -> sgld.GradientEval:
+        if spec.anchored:
+            a, g_a = nearer_centre(w, w_star, g_star, anchor, g_anchor)
+            loss, ref, g = tripled(w, a, w_star, batch)
+            return sgld.GradientEval(loss, ref, g + g_a)
         loss, ref, g = paired(w, w_star, batch)
         return sgld.GradientEval(loss, ref, g + g_star if spec.control_variate else g)
 
@@ -204,9 +258,9 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
                 dist.append((w - k.w_star).square().sum(-1))
             if gathered is not None:
                 step_batch = tuple(x[t] for x in data) if isinstance(data, tuple) else data[t]
-                ev = gathered(w, step_batch, k.w_star, k.g_star)
+                ev = gathered(w, step_batch, k.w_star, k.g_star, k.anchor, k.g_anchor)
             else:
-                ev = gradient(w, noise.idx[t], k.w_star, k.g_star, data)
+                ev = gradient(w, noise.idx[t], k.w_star, k.g_star, data, k.anchor, k.g_anchor)
             new, info = sgld.update(
                 state,
                 ev,
@@ -337,6 +391,11 @@ class Kernel:
             self.block = make_block(f, spec, functional=False)
             self._k = consts
 
+    def set_anchor(self, anchor: Tensor, g_anchor: Tensor) -> None:
+        """New anchors r [C, D] and ∇L_n(r) for an anchored control variate (no recompile)."""
+        self.consts = self.consts._replace(anchor=anchor, g_anchor=g_anchor)
+        self._k = self._k._replace(anchor=anchor, g_anchor=g_anchor)
+
     def run_drawing(
         self,
         state: sgld.SGLDState,
@@ -356,7 +415,7 @@ class Kernel:
             noise = draw_block(gen, min(UNROLL, m - s), c, n, batch, self.consts.w_star)
             state, tr = self.run(state, noise, eps, record)
             parts.append(tr)
-        return state, _cat_traces(parts)
+        return state, cat_traces(parts)
 
     def run(
         self, state: sgld.SGLDState, noise: BlockNoise, eps: float, record: Record = ALL
@@ -383,7 +442,7 @@ class Kernel:
         return state, tr
 
 
-def _cat_traces(parts: list[BlockTrace]) -> BlockTrace:
+def cat_traces(parts: list[BlockTrace]) -> BlockTrace:
     """Consecutive blocks' traces as one: per-step records joined by ``_engine.join_traces``,
     norms summed (None when a block did not record them)."""
     if len(parts) == 1:

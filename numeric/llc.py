@@ -64,6 +64,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
@@ -78,6 +79,7 @@ from numeric.diagnostics import (
     check_step_size,
     direction_mixing,
     ess,
+    rhat_limit,
 )
 from numeric.errors import InvalidInputError
 from numeric.precondition import (
@@ -178,6 +180,20 @@ class _Model:
                 total += self.shared_batch(w, part) * (e - s)
         return total / self.n
 
+    def full_loss_grad(self, w: Tensor) -> tuple[Tensor, Tensor]:
+        """(L_n, ∇L_n) at positions [C, D] (chunked over the data, one reverse pass a chunk)."""
+        total = w.new_zeros(w.shape[0])
+        grad = torch.zeros_like(w)
+        for s, e in self.chunks(w.shape[0]):
+            part = take(self.data, torch.arange(s, e, device=w.device))
+            with torch.enable_grad():
+                ww = w.detach().requires_grad_(True)
+                val = self.shared_batch(ww, part)
+                (g,) = torch.autograd.grad(val.sum(), ww)
+            total += val.detach() * (e - s)
+            grad += g * (e - s)
+        return total / self.n, grad / self.n
+
     def full_grad(self, w: Tensor) -> tuple[Tensor, Tensor]:
         """(L_n(w), ∇L_n(w)) for one position [D]."""
         loss = w.new_zeros(())
@@ -247,6 +263,7 @@ def estimate_llc(
     preconditioner: Preconditioning = "auto",
     step_scale: float = 0.25,
     full_loss_every: int | None = None,
+    anchor_every: int | None = None,
     on_divergence: _engine.OnDivergence = "raise",
     progress: bool | None = None,
     compile: bool = False,
@@ -264,6 +281,12 @@ def estimate_llc(
     ``on_divergence="continue"`` (then the diverged chains are dropped and reported). The full-data
     estimate evaluates L_n at the chains every ``full_loss_every`` steps (default ⌈n/B⌉, at most
     draws/10; about one more forward pass per step; 0 turns it off).
+
+    ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
+    position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
+    the control variate at the nearer of r and w* (module docstring). Default: ⌈n/B⌉ rounded up
+    to a multiple of 8 (an epoch; the full gradients then cost about 40% of the minibatch work);
+    0 keeps the centre at w*.
 
     ``preconditioner``: ``"auto"`` (the dense Hessian preconditioner when D ≤ 2048, the gradient is
     the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"`` (module
@@ -307,6 +330,13 @@ def estimate_llc(
     bsz = min(n, 256) if batch_size is None else batch_size
     if not (isinstance(bsz, int) and bsz >= 1):
         raise InvalidInputError(f"batch_size must be an int ≥ 1, got {batch_size!r}")
+    if anchor_every is not None:
+        if not (isinstance(anchor_every, int) and anchor_every >= 0):
+            raise InvalidInputError(f"anchor_every must be an int ≥ 0, got {anchor_every!r}")
+        if anchor_every > 0 and gradient != "control_variate":
+            raise InvalidInputError(
+                "anchor_every applies to gradient='control_variate' only (pass 0 or None)"
+            )
     if full_loss_every is not None and not (
         isinstance(full_loss_every, int) and full_loss_every >= 0
     ):
@@ -348,12 +378,14 @@ def estimate_llc(
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed)
     cv = gradient == "control_variate"
+    if anchor_every is None:
+        anchor_every = 8 * math.ceil(n / bsz / 8) if cv else 0
     kspec = kernel.KernelSpec(
         control_variate=cv,
         integrator=integrator,
         stacked=c * d * bsz <= 2**22,  # small models are dispatch-bound: one call for w and w*
+        anchored=anchor_every > 0,
     )
-    gradient_fn = _gradient_fn(model, kspec, w_star, g_star)
 
     slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
     if slow_u is not None and slow_u.shape[1] > 0:
@@ -363,6 +395,10 @@ def estimate_llc(
         probe = w_star.new_zeros(d, 0)
         kappa_min = float("nan")
     consts = kernel.Constants(w_star, g_star, pre_s, probe, nbeta_v, gamma, prior_precision)
+    if kspec.anchored:  # until the first refresh every chain is anchored at w*
+        consts = consts._replace(
+            anchor=w_star.expand(c, d).clone(), g_anchor=g_star.expand(c, d).clone()
+        )
     kern = kernel.Kernel(
         model.f,
         kspec,
@@ -372,14 +408,30 @@ def estimate_llc(
         cache_key=_cache_key(loss_fn, spec, kspec, data, c, bsz),
     )
     norms = {"drift": w_star.new_zeros(c), "noise": w_star.new_zeros(c), "count": 0, "on": False}
+    since_anchor = 0  # steps since the anchors were last set
 
     def block(
         state: sgld.SGLDState, m: int, eps: float, *, track_dist: bool, track_obs: bool
     ) -> tuple[sgld.SGLDState, kernel.BlockTrace]:
+        nonlocal since_anchor
         record = kernel.Record(
             dist=track_dist, obs=track_obs and probe.shape[1] > 0, norms=norms["on"]
         )
-        state, tr = kern.run_drawing(state, m, eps, gen, n, bsz, record)
+        if not kspec.anchored:
+            state, tr = kern.run_drawing(state, m, eps, gen, n, bsz, record)
+        else:  # split at the anchor refreshes
+            parts, done = [], 0
+            while done < m:
+                if since_anchor >= anchor_every:
+                    pos = state.position.detach().clone()
+                    kern.set_anchor(pos, model.full_loss_grad(pos)[1])
+                    since_anchor = 0
+                k = min(m - done, anchor_every - since_anchor)
+                state, part = kern.run_drawing(state, k, eps, gen, n, bsz, record)
+                since_anchor += k
+                done += k
+                parts.append(part)
+            tr = kernel.cat_traces(parts)
         if norms["on"]:
             norms["drift"] += tr.drift_sq
             norms["noise"] += tr.noise_sq
@@ -418,6 +470,12 @@ def estimate_llc(
 
     def relax() -> float:
         return relaxation_steps(runner.step_size, kappa_min) if kappa_min > 0 else math.nan
+
+    # No Hessian rule for the slow directions (w* is not a minimum, or no direction has
+    # curvature above γ + α, as at a singular w*): the positions' mixing (‖w − w*‖²) is
+    # measured instead; along directions held only by the localisation they relax in
+    # 2/(ε·(γ + α)) steps
+    track_positions = d <= MAX_DENSE_DIM and probe.shape[1] == 0
 
     # ---- step size and burn-in -------------------------------------------------------------
     v = torch.randn(c, d, generator=gen, device=dev, dtype=dt)
@@ -477,19 +535,29 @@ def estimate_llc(
         if full_loss_every is None:
             every = max(1, min(math.ceil(n / bsz), num_draws // 10))
         else:
-            every = full_loss_every if full_loss_every > 0 else num_draws + 1
+            every = full_loss_every
         norms["on"] = True
-        parts, full = [], []
-        done = 0
-        while done < num_draws:
-            k = min(every, num_draws - done)
-            parts.append(runner.advance(k, track_obs=True))
-            done += k
-            if k == every:
-                full.append(model.full_loss(runner.state.position))
+        full: list[Tensor] = []
+
+        def draws(count: int) -> _engine.Traces:
+            parts, done = [], 0
+            while done < count:
+                k = min(every, count - done) if every else count - done
+                parts.append(runner.advance(k, track_dist=track_positions, track_obs=True))
+                done += k
+                if k == every:
+                    full.append(model.full_loss(runner.state.position))
+            return _engine.join_traces(parts)
+
+        def positions_of(t: _engine.Traces) -> np.ndarray:
+            return t.dist[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
+
+        tr = draws(num_draws)
+        pos_mixing = direction_mixing(positions_of(tr)) if track_positions else None
+        chosen = runner.alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
         inflation = _inflation(
-            gradient_fn,
-            runner.state.position[runner.alive][:INFLATION_CHAINS],
+            _gradient_fn(model, kspec, kern.consts, chosen),
+            runner.state.position[chosen],
             gen,
             runner.step_size,
             nbeta_v,
@@ -498,8 +566,8 @@ def estimate_llc(
     finally:
         runner.close()
 
-    loss_tr = torch.cat([p.loss for p in parts], 1).double().cpu().numpy()
-    ref_tr = torch.cat([p.ref for p in parts], 1).double().cpu().numpy()
+    loss_tr = tr.loss.double().cpu().numpy()
+    ref_tr = tr.ref.double().cpu().numpy()
     alive = runner.alive.cpu().numpy()
     findings: list[Finding] = list(_engine.divergence_findings(alive, runner.step_size, nbeta_v))
     delta = (loss_tr - ref_tr)[alive]
@@ -509,7 +577,7 @@ def estimate_llc(
     t_relax = relax()
     slow_ess = slow_rhat = math.nan
     if probe.shape[1] > 0:
-        proj = torch.cat([p.obs for p in parts], 1).double().cpu().numpy()[alive]
+        proj = tr.obs.double().cpu().numpy()[alive]
         slow_ess, slow_rhat = direction_mixing(proj)
         findings.extend(
             check_slow_mixing(
@@ -519,6 +587,22 @@ def estimate_llc(
                 num_burnin=burned,
                 num_draws=int(num_draws),
                 offer_preconditioner=pre_s is None,
+            )
+        )
+    if pos_mixing is not None:
+        slow_ess, slow_rhat = pos_mixing
+        findings.extend(
+            check_slow_mixing(
+                slow_ess,
+                slow_rhat,
+                num_burnin=burned,
+                num_draws=int(num_draws),
+                offer_preconditioner=False,
+                max_rhat=rhat_limit(slow_ess, int(alive.sum()), 1.01),
+                error_ess=0.0,
+                error_rhat=math.inf,
+                subject="the chains' positions",
+                measured="‖w − w*‖²",
             )
         )
     if wanted is not None:
@@ -556,6 +640,7 @@ def estimate_llc(
         gradient=gradient,
         acceptance_rate=float("nan"),
         full_loss_every=every if full else 0,
+        anchor_every=anchor_every,
         num_params=d,
         device=str(dev),
         dtype=str(dt).removeprefix("torch."),
@@ -623,14 +708,16 @@ def _consistent_curvature(
 
 
 def _gradient_fn(
-    model: _Model, spec: kernel.KernelSpec, w_star: Tensor, g_star: Tensor
+    model: _Model, spec: kernel.KernelSpec, k: kernel.Constants, chains: Tensor
 ) -> sgld.GradientFn:
-    """ĝ at positions [C', D] on fresh minibatches from a generator (outside the hot loop)."""
+    """ĝ, as the steps compute it, for the chains ``chains`` at positions [C', D] on fresh
+    minibatches from a generator (outside the hot loop)."""
     gradient = kernel.make_gradient(model.f, spec)
+    anchor = (k.anchor[chains], k.g_anchor[chains]) if spec.anchored else (None, None)
 
     def fn(w: Tensor, gen: torch.Generator) -> sgld.GradientEval:
         idx = model.indices(w.shape[0], gen, w.device)
-        return gradient(w, idx, w_star, g_star, model.data)
+        return gradient(w, idx, k.w_star, k.g_star, model.data, *anchor)
 
     return fn
 

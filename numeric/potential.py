@@ -351,7 +351,9 @@ def estimate_llc_potential(
         tr = draws(num_draws)
         mixing = None  # the positions' (ESS, R-hat) over tr, once measured
         if extend_draws:
-            tr, num_draws, mixing = _extend_draws(tr, num_draws, draws, positions_of)
+            tr, num_draws, mixing = _engine.extend_draws(
+                tr, num_draws, draws, positions_of, POSITION_TARGET_ESS, MAX_POTENTIAL_DRAWS
+            )
     finally:
         runner.close()
 
@@ -439,33 +441,6 @@ def estimate_llc_potential(
         slow_ess=pos_ess,
         slow_rhat=pos_rhat,
     )
-
-
-def _extend_draws(
-    tr: _engine.Traces,
-    num_draws: int,
-    draws: Callable[[int], _engine.Traces],
-    positions_of: Callable[[_engine.Traces], np.ndarray],
-) -> tuple[_engine.Traces, int, tuple[float, float]]:
-    """Add draws until the positions' ESS reaches ``POSITION_TARGET_ESS`` (at most
-    ``MAX_POTENTIAL_DRAWS`` per chain, three extensions), sizing each extension from the ESS so
-    far; returns the traces, the draws and the positions' (ESS, R-hat) over them. The rule
-    reads only the mixing of w, never the estimate. R-hat is not a target: on K = w1²w2² the
-    rank-based R-hat sees the chains' slow switching between the axes, which moves λ̂ little
-    (the z-scores stay calibrated) and would cost runs of 15,000+ draws."""
-    mixing = direction_mixing(positions_of(tr))
-    for _ in range(3):
-        pos_ess = mixing[0]
-        if not (math.isfinite(pos_ess) and pos_ess < POSITION_TARGET_ESS):
-            break
-        want = math.ceil(num_draws * (1.1 * POSITION_TARGET_ESS / max(pos_ess, 1.0) - 1.0))
-        more = min(want, MAX_POTENTIAL_DRAWS - num_draws)
-        if more <= 0:
-            break
-        tr = _engine.join_traces([tr, draws(more)])
-        num_draws += more
-        mixing = direction_mixing(positions_of(tr))
-    return tr, num_draws, mixing
 
 
 def _pilot_creeps(runner: _engine.Runner, pilot: int) -> tuple[bool | None, str]:

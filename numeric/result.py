@@ -51,6 +51,7 @@ class LLCConfig:
     relaxation_steps: float = float("nan")  # 2/(ε·κ_min) of the slowest relevant direction
     laplace_llc: float = float("nan")  # ½Σ nβh⁺/(nβh⁺ + γ + α), the quadratic approximation
     metric_acceptance_rate: float = float("nan")  # of the position-dependent steps (potentials)
+    anchor_every: int = 0  # steps between control-variate anchor refreshes (0: centred at w*)
 
 
 @dataclass(frozen=True)
