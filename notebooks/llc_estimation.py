@@ -112,8 +112,12 @@ plt.show()
 #
 # y = BAx with A: H×M, B: N×H and true map 0 (r = 0), the most singular point. The exact λ is
 # Aoyagi–Watanabe's closed form. The chains are localised at the true parameter w* = 0, which is
-# not a minimum of L_n; for a regular model that shifts the estimate by −λ/log n, and a shift of
-# that order is expected here too.
+# not a minimum of L_n (the responses are noise): the estimator's target, nβ·(E_β[L_n] − L_n(w*)),
+# then lies below λ. For a regular model the shift is −λ/log n; here it is not known in closed
+# form, so we compute it with an exact sampler. L_n is a polynomial in (A, B) through the sufficient
+# statistics Sxx = mean xxᵀ, Sxy = mean xyᵀ, so the same L_n is a potential K that
+# `estimate_llc_potential` samples with MALA (exact, no minibatch noise, position-dependent steps
+# where plain MALA creeps). SGLD on the data must agree with it.
 
 # %%
 M = N = H = 2
@@ -128,14 +132,44 @@ def rrr_loss(p, batch):
     return 0.5 * (yb - xb @ p["A"].T @ p["B"].T).square().sum(-1).mean()
 
 
+Sxx, Sxy, Syy = x_.T @ x_ / n, x_.T @ y_ / n, y_.square().sum(1).mean()
+
+
+def rrr_potential(w):
+    """L_n(A, B) = ½(mean‖y‖² − 2 tr(BA·Sxy) + tr(BA·Sxx·(BA)ᵀ)), w = (vec A, vec B)."""
+    A = w[..., : H * M].reshape(*w.shape[:-1], H, M)
+    B = w[..., H * M :].reshape(*w.shape[:-1], N, H)
+    P = B @ A
+    cross = torch.einsum("...nm,mn->...", P, Sxy)
+    quad = torch.einsum("...nm,mk,...nk->...", P, Sxx, P)
+    return 0.5 * (Syy - 2 * cross + quad)
+
+
 w_star = {"A": torch.zeros(H, M, dtype=torch.float64), "B": torch.zeros(N, H, dtype=torch.float64)}
 est = numeric.estimate_llc(rrr_loss, w_star, (x_, y_), num_chains=8, seed=0)
+ref = numeric.estimate_llc_potential(
+    rrr_potential, [0.0] * (H * M + N * H), n=n, num_chains=8, num_draws=4000, seed=1
+)
 print(exact)
 print(est)
+print(f"exact sampler on the same L_n: {ref.mean:.3f} ± {ref.stderr:.3f}")
+z = (est.mean - ref.mean) / math.hypot(est.stderr, ref.stderr)
 print(
-    f"difference {est.mean - float(exact.lam):+.3f}, expected order −λ/log n = {-float(exact.lam) / math.log(n):+.3f}"
+    f"SGLD − exact sampler: z = {z:+.2f}; shift from λ: {ref.mean - float(exact.lam):+.3f}, "
+    f"against −λ/log n = {-float(exact.lam) / math.log(n):+.3f} for a regular model"
 )
-assert abs(est.mean - float(exact.lam)) < 4 * est.stderr + float(exact.lam) / math.log(n)
+assert abs(z) < 4
+assert ref.mean < float(exact.lam) - float(exact.lam) / math.log(n)
+
+# %% [markdown]
+# The shift is about 2.4 times the regular model's −λ/log n. SGLD needs a long run to reach it:
+# the chains must spread along the directions held by the localisation alone, which takes
+# 2/(ε·γ) steps (about 10⁴ here), so the default burns in for twice that (at most 20,000 steps)
+# and draws until ‖w − w*‖² has mixed (at most 20,000 draws). Measured on this data: the earlier
+# default ran 528 + 200 steps and gave 0.87–1.50 (standard errors 0.19–0.28) over seeds 0–2; the
+# present one gives 1.00–1.13 (standard errors 0.03–0.04), against 1.09–1.13 from the exact
+# sampler. Even then ‖w − w*‖² has not mixed, and the `slow_mixing` warning says that the error
+# bar understates the uncertainty: seed 1 lands 3.8 standard errors below the exact sampler.
 
 # %% [markdown]
 # ## 3. The LLC beside the Hessian trace (seed 003)

@@ -11,8 +11,14 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
 * Gradient estimator ``"control_variate"`` (SGLD-CV, Baker et al. 2019):
   ĝ(w) = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*). Unbiased; near w* its variance is tiny, so the minibatch
   noise that inflates the sampling temperature by ≈ 1 + ε·nβ²·Var(∇L_B)/4 (large at nβ = n/log n)
-  is removed. It also yields L_B(w*) on the same minibatch at no extra cost. ``"minibatch"`` is
-  plain SGLD (Lau et al., devinterp).
+  is removed. ``"minibatch"`` is plain SGLD (Lau et al., devinterp).
+* Anchors (``anchor_every``, SVRG-style; Dubey et al. 2016): far from w* the control variate
+  above does nothing (at a singular w* the chains spread along flat directions, and on
+  y = x·w1·w2 at the origin the inflated temperature put SGLD-CV's estimates 1–5 standard errors
+  above the exact target). So every ⌈n/B⌉ steps (rounded up to a multiple of 8) each chain's
+  position becomes its anchor r, with ∇L_n(r) on the full data (about 40% more work), and each
+  step uses ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a) with a the nearer of r and w*, chosen before the
+  minibatch is drawn (so ĝ stays unbiased). L_B(w*) is still evaluated on every minibatch.
 * Integrator ``"lm"`` (Leimkuhler–Matthews; see ``numeric.sgld``): exact for Gaussian directions.
 * Preconditioner ``"auto"``: the dense M = (nβ·H⁺ + (γ + α)·I)⁻¹ from H = ∇²L_n(w*)
   (``numeric.precondition``; H from D blocks of Hessian-vector products on at most 16384 samples,
@@ -39,13 +45,24 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
 * Slowest relevant direction (when H is known): the eigenvector of H with the smallest
   nβ·h ≥ γ + α; its preconditioned curvature κ_min (1 with the Hessian preconditioner,
   nβ·h + γ + α without) gives the relaxation time t = 2/(ε·κ_min) steps.
-* Burn-in: the 128 adaptation steps, then up to 5·t steps (at most 20000 in all), then blocks of
-  100 steps until two consecutive blocks agree (|z| < 2 on nβ·ΔL and on ‖w − w*‖², ESS-based
+* Flat directions: where no direction has a Hessian rule (w* is not a minimum, or every nβ·h is
+  below γ + α, as at a singular w* whose Hessian is 0) the chains spread from w* along
+  directions held only by the localisation, (preconditioned) curvature κ_flat = γ + α (1 with
+  the preconditioner), relaxation time t_flat = 2/(ε·κ_flat). λ̂ depends on that spread: on RRR
+  M = N = H = 2 at the noisy origin runs of ~700 steps gave 0.87–1.50, an exact sampler 1.11.
+* Burn-in: the 128 adaptation steps, then up to 5·t steps, then (flat directions) up to 2·t_flat
+  steps in doubling chunks with κ re-measured after each and ε shrunk if it grew by more than
+  half (the spread reaches regions of higher curvature; at most 20000 steps in all), then blocks
+  of 100 steps until two consecutive blocks agree (|z| < 2 on nβ·ΔL and on ‖w − w*‖², ESS-based
   errors), at most 40 blocks.
 * Draws: enough for ≈ 400 effective samples over all chains given the autocorrelation time
   measured on the last two burn-in blocks, and for ≈ 400 effective samples of the slowest
   direction (its autocorrelation time is ≈ 2t), within [200, 20000] per chain; the
-  ``draws_capped`` finding says when the cap binds.
+  ``draws_capped`` finding says when the cap binds. With flat directions, draws are added
+  (``_engine.extend_draws``, at most 20000 per chain) until ‖w − w*‖² has ESS 400; its ESS and
+  R-hat go into ``slow_ess``/``slow_rhat`` and a ``slow_mixing`` warning when ESS < 100 or
+  R-hat > max(1.01, 1 + 2m/ESS) (an error when burn-in + draws < t_flat/2, the e-folding time
+  of the spread ‖w − w*‖²).
 * Mixing of the slow directions: at every draw the gradient estimate d = ∇Û(w) the step used is
   projected on the (up to) three slowest relevant directions, r_j = u_j·d/√(nβh_j + γ + α)
   (unit variance, mean exactly 0 under the target since E_p[∇U] = 0), and the ``slow_mixing``
@@ -472,10 +489,14 @@ def estimate_llc(
         return relaxation_steps(runner.step_size, kappa_min) if kappa_min > 0 else math.nan
 
     # No Hessian rule for the slow directions (w* is not a minimum, or no direction has
-    # curvature above γ + α, as at a singular w*): the positions' mixing (‖w − w*‖²) is
-    # measured instead; along directions held only by the localisation they relax in
-    # 2/(ε·(γ + α)) steps
+    # curvature above γ + α, as at a singular w*): the chains spread from w* along directions
+    # held only by the localisation, (preconditioned) curvature κ_flat, and the positions'
+    # mixing (‖w − w*‖²) is measured instead
     track_positions = d <= MAX_DENSE_DIM and probe.shape[1] == 0
+    kappa_flat = 1.0 if pre_s is not None else gamma + prior_precision
+
+    def relax_flat() -> float:
+        return relaxation_steps(runner.step_size, kappa_flat) if track_positions else math.nan
 
     # ---- step size and burn-in -------------------------------------------------------------
     v = torch.randn(c, d, generator=gen, device=dev, dtype=dt)
@@ -508,6 +529,22 @@ def estimate_llc(
                 if extra > 0:
                     runner.advance(extra)
                     burned += extra
+            # 2 relaxation times of the flat directions, over which the chains' spread from w*
+            # reaches 1 − e⁻⁴ = 98% of its stationary variance; as they spread the curvature
+            # can grow (quartic losses), so κ is re-measured after each doubling of the run
+            chunk = 256
+            while burned < min(2 * relax_flat(), MAX_BURNIN_STEPS):
+                k = min(chunk, MAX_BURNIN_STEPS - burned)
+                runner.advance(k)
+                burned += k
+                chunk *= 2
+                if step_size is None:
+                    k_now, v = _consistent_curvature(
+                        curvature, runner, v, step_scale, gen, 8, pre_s
+                    )
+                    if k_now > 1.5 * kappa:
+                        kappa = k_now
+                        runner.kappa, runner.step_size = kappa, step_scale / kappa
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
             if step_size is None:
@@ -521,6 +558,7 @@ def estimate_llc(
             tail = runner.advance(num_burnin - burned)
             burned = num_burnin
         wanted = None  # draws the slowest direction needs, when the rule applies
+        extend = num_draws is None
         if num_draws is None:
             num_draws = (
                 _engine.draws_from_tail(tail, c)
@@ -553,7 +591,13 @@ def estimate_llc(
             return t.dist[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
 
         tr = draws(num_draws)
-        pos_mixing = direction_mixing(positions_of(tr)) if track_positions else None
+        pos_mixing = None
+        if track_positions and extend:
+            tr, num_draws, pos_mixing = _engine.extend_draws(
+                tr, num_draws, draws, positions_of, SLOW_ESS, _engine.MAX_DRAWS
+            )
+        elif track_positions:
+            pos_mixing = direction_mixing(positions_of(tr))
         chosen = runner.alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
         inflation = _inflation(
             _gradient_fn(model, kspec, kern.consts, chosen),
@@ -597,6 +641,8 @@ def estimate_llc(
                 slow_rhat,
                 num_burnin=burned,
                 num_draws=int(num_draws),
+                # ‖w − w*‖² relaxes twice as fast as w: e-folding time t_flat/2
+                relaxation_steps=relax_flat() / 2,
                 offer_preconditioner=False,
                 max_rhat=rhat_limit(slow_ess, int(alive.sum()), 1.01),
                 error_ess=0.0,

@@ -92,8 +92,13 @@ def test_unadjusted_langevin_on_potential() -> None:
     _assert_close(est, ref.value)
 
 
+@pytest.mark.slow
 def test_reduced_rank_regression_at_origin() -> None:
     """y = BAx, M = N = H = 2, true rank r = 0: λ = [2·2·4 − 0 − 4]/8 = 3/2, m = 1 (Aoyagi).
+
+    Slow (30–40 s): at a singular minimum whose Hessian is 0 the chains spread along directions
+    held only by γ, over 2/(ε·γ) steps, and ε is small (the loss is quartic), so the defaults
+    run 20,000 burn-in steps and 20,000 draws.
 
     The responses are noise-free (y = 0), so L_n(w) = ½·mean‖BAx‖² is the population loss with
     the empirical input covariance and w* = 0 is its exact minimum.

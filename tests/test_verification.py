@@ -213,3 +213,20 @@ def test_crosscheck_refuses_a_quadratic_case_without_data():
 
     with pytest.raises(ValueError, match="needs data"):
         crosscheck(QuadraticCase(((1,),), ((1,),), None, "generic"))
+
+
+def test_regression_potential_is_the_full_data_loss() -> None:
+    """The sufficient-statistics potential behind the report's quadrature reference equals the
+    loss of the data at random parameters."""
+    import sympy as sp
+    import torch
+
+    from verification.cases import PotentialCase
+    from verification.models import regression_problem
+
+    a, b = sp.symbols("a b", real=True)
+    case = PotentialCase("w1²w2⁴", a**2 * b**4, (a, b), (sp.Integer(0),) * 2, None, None)
+    prob = regression_problem(case, 500, torch.Generator().manual_seed(3))
+    w = torch.randn(6, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    direct = torch.stack([prob.loss_fn({"w": wi}, prob.data) for wi in w])
+    torch.testing.assert_close(prob.potential(w), direct)

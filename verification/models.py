@@ -45,6 +45,9 @@ class RegressionProblem:
     loss_fn: Callable[[dict[str, Tensor], tuple[Tensor, Tensor]], Tensor]
     params: dict[str, Tensor]
     data: tuple[Tensor, Tensor]
+    # the same L_n as a potential of w [..., d] through the sufficient statistics (normal
+    # crossing: y = x·c(w) with c(w) = Π w_j^k_j), for quadrature; None for linear networks
+    potential: Callable[[Tensor], Tensor] | None = None
 
 
 def _chain_forward(mats: list[Tensor], x: Tensor) -> Tensor:
@@ -92,4 +95,13 @@ def regression_problem(
         xb, yb = batch
         return 0.5 * (yb - f(p, xb)).square().sum(-1).mean()
 
-    return RegressionProblem(loss_fn, params, (x, y))
+    potential = None
+    if isinstance(case, PotentialCase):
+        sxx, sxy, syy = (x * x).mean(), (x * y).mean(), (y * y).mean()
+
+        def potential(w: Tensor) -> Tensor:
+            """L_n(w) = ½(mean y² − 2c·mean xy + c²·mean x²), c = Π w_j^k_j."""
+            c = torch.prod(torch.stack([w[..., j] ** k[j] for j in range(d)]), 0)
+            return 0.5 * (syy - 2 * c * sxy + c * c * sxx)
+
+    return RegressionProblem(loss_fn, params, (x, y), potential)
