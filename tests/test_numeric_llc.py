@@ -159,6 +159,13 @@ def test_bad_inputs_raise_clear_errors() -> None:
             numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **{**ok, "step_size": bad})
     with pytest.raises(InvalidInputError, match="scalar"):
         numeric.estimate_llc(lambda p, b: b[0] @ p["w"], {"w": w_hat}, m.data, **ok)
+    for bad in (-1, 2.5):
+        with pytest.raises(InvalidInputError, match="anchor_every"):
+            numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, anchor_every=bad, **ok)
+    with pytest.raises(InvalidInputError, match="anchor_every applies"):
+        numeric.estimate_llc(
+            m.loss_fn, {"w": w_hat}, m.data, anchor_every=8, gradient="minibatch", **ok
+        )
     with pytest.raises(InvalidInputError, match="w_star"):
         numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [[0.0]], 100)
     with pytest.raises(InvalidInputError, match="shape"):
@@ -248,3 +255,48 @@ def test_minibatch_noise_is_predicted() -> None:
         num_burnin=200,
     )
     assert "minibatch_noise" in [f.code for f in est.diagnostics]
+
+
+def _product_regression(n: int, seed: int):
+    """y = x·w1·w2 + noise, true w1·w2 = 0, w* = 0 (a saddle of L_n), and the same L_n as a
+    potential through its sufficient statistics (for quadrature)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, generator=g, dtype=torch.float64)
+    y = torch.randn(n, generator=g, dtype=torch.float64)
+
+    def loss_fn(p, batch):
+        xb, yb = batch
+        return 0.5 * (yb - xb * p["w"][0] * p["w"][1]).square().mean()
+
+    sxx, sxy, syy = (x * x).mean(), (x * y).mean(), (y * y).mean()
+
+    def potential(w):
+        u = w[..., 0] * w[..., 1]
+        return 0.5 * (syy - 2 * u * sxy + u * u * sxx)
+
+    return loss_fn, {"w": torch.zeros(2, dtype=torch.float64)}, (x, y), potential
+
+
+def test_short_run_at_a_saddle_is_an_error() -> None:
+    """At a saddle w* the spread along the directions held by γ relaxes in 1/(ε·γ) steps; a run
+    shorter than that is reported as an error naming the positions, with their ESS and R-hat."""
+    loss_fn, w_star, data, _ = _product_regression(2000, 0)
+    est = numeric.estimate_llc(loss_fn, w_star, data, num_chains=4, num_burnin=50, num_draws=100)
+    errors = [f for f in est.diagnostics if f.code == "slow_mixing" and f.severity == "error"]
+    assert errors and "positions" in errors[0].message, est.diagnostics
+    assert math.isfinite(est.slow_ess) and math.isfinite(est.slow_rhat)
+    assert est.config.anchor_every == 8  # ⌈2000/256⌉ rounded up to a multiple of 8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_saddle_of_a_data_model_agrees_with_quadrature(seed: int) -> None:
+    """SGLD on data at a saddle (y = x·w1·w2 at the origin, noisy data) with the defaults against
+    the exact target for this data, quadrature of the same L_n (~25 s each). The anchored
+    control variate is tested directly in test_numeric_kernel; its effect on this model is in
+    benchmarks/RESULTS.md."""
+    loss_fn, w_star, data, potential = _product_regression(2000, seed)
+    est = numeric.estimate_llc(loss_fn, w_star, data, num_chains=8, seed=seed)
+    ref = expected_llc(potential, [0.0, 0.0], nbeta=est.nbeta, gamma=est.config.gamma)
+    assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
+    _assert_close(est, ref.value, ref.abserr)
