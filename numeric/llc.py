@@ -15,10 +15,13 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
 * Anchors (``anchor_every``, SVRG-style; Dubey et al. 2016): far from w* the control variate
   above does nothing (at a singular w* the chains spread along flat directions, and on
   y = x·w1·w2 at the origin the inflated temperature put SGLD-CV's estimates 1–5 standard errors
-  above the exact target). So every ⌈n/B⌉ steps (rounded up to a multiple of 8) each chain's
-  position becomes its anchor r, with ∇L_n(r) on the full data (about 40% more work), and each
-  step uses ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a) with a the nearer of r and w*, chosen before the
-  minibatch is drawn (so ĝ stays unbiased). L_B(w*) is still evaluated on every minibatch.
+  above the exact target). So where the chains spread far from w* (flat directions, below),
+  every ⌈n/B⌉ steps (rounded up to a multiple of 8) each chain's position becomes its anchor r,
+  with ∇L_n(r) on the full data (about 40% more work), and each step uses
+  ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a) with a the nearer of r and w*, chosen before the minibatch is
+  drawn (so ĝ stays unbiased). L_B(w*) is still evaluated on every minibatch. Near a minimum
+  with a Hessian rule the centre stays at w*: as good there, and cheaper (+45% time on a
+  quadratic network in the report, with no gain).
 * Integrator ``"lm"`` (Leimkuhler–Matthews; see ``numeric.sgld``): exact for Gaussian directions.
 * Preconditioner ``"auto"``: the dense M = (nβ·H⁺ + (γ + α)·I)⁻¹ from H = ∇²L_n(w*)
   (``numeric.precondition``; H from D blocks of Hessian-vector products on at most 16384 samples,
@@ -301,9 +304,11 @@ def estimate_llc(
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
-    the control variate at the nearer of r and w* (module docstring). Default: ⌈n/B⌉ rounded up
-    to a multiple of 8 (an epoch; the full gradients then cost about 40% of the minibatch work);
-    0 keeps the centre at w*.
+    the control variate at the nearer of r and w* (module docstring). Default: where the chains
+    spread far from w* (no Hessian slow-direction rule applies: w* is not a minimum, or it is
+    singular with no direction stiffer than γ + α), ⌈n/B⌉ rounded up to a multiple of 8 (an
+    epoch; the full gradients then cost about 40% of the minibatch work); elsewhere 0, the
+    centre at w* (near a minimum it is as good and cheaper).
 
     ``preconditioner``: ``"auto"`` (the dense Hessian preconditioner when D ≤ 2048, the gradient is
     the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"`` (module
@@ -394,16 +399,6 @@ def estimate_llc(
         slow_info = None
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed)
-    cv = gradient == "control_variate"
-    if anchor_every is None:
-        anchor_every = 8 * math.ceil(n / bsz / 8) if cv else 0
-    kspec = kernel.KernelSpec(
-        control_variate=cv,
-        integrator=integrator,
-        stacked=c * d * bsz <= 2**22,  # small models are dispatch-bound: one call for w and w*
-        anchored=anchor_every > 0,
-    )
-
     slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
     if slow_u is not None and slow_u.shape[1] > 0:
         probe = slow_u * slow_k.rsqrt()  # u_j/√(nβh_j + c): unit variance if U is quadratic
@@ -411,6 +406,22 @@ def estimate_llc(
     else:
         probe = w_star.new_zeros(d, 0)
         kappa_min = float("nan")
+    # No Hessian rule for the slow directions (w* is not a minimum, or no direction has
+    # curvature above γ + α, as at a singular w*): the chains spread from w* along directions
+    # held only by the localisation, (preconditioned) curvature κ_flat, and the positions'
+    # mixing (‖w − w*‖²) is measured instead
+    track_positions = d <= MAX_DENSE_DIM and probe.shape[1] == 0
+    kappa_flat = 1.0 if pre_s is not None else gamma + prior_precision
+
+    cv = gradient == "control_variate"
+    if anchor_every is None:  # anchors where the chains spread far from w*
+        anchor_every = 8 * math.ceil(n / bsz / 8) if cv and track_positions else 0
+    kspec = kernel.KernelSpec(
+        control_variate=cv,
+        integrator=integrator,
+        stacked=c * d * bsz <= 2**22,  # small models are dispatch-bound: one call for w and w*
+        anchored=anchor_every > 0,
+    )
     consts = kernel.Constants(w_star, g_star, pre_s, probe, nbeta_v, gamma, prior_precision)
     if kspec.anchored:  # until the first refresh every chain is anchored at w*
         consts = consts._replace(
@@ -487,13 +498,6 @@ def estimate_llc(
 
     def relax() -> float:
         return relaxation_steps(runner.step_size, kappa_min) if kappa_min > 0 else math.nan
-
-    # No Hessian rule for the slow directions (w* is not a minimum, or no direction has
-    # curvature above γ + α, as at a singular w*): the chains spread from w* along directions
-    # held only by the localisation, (preconditioned) curvature κ_flat, and the positions'
-    # mixing (‖w − w*‖²) is measured instead
-    track_positions = d <= MAX_DENSE_DIM and probe.shape[1] == 0
-    kappa_flat = 1.0 if pre_s is not None else gamma + prior_precision
 
     def relax_flat() -> float:
         return relaxation_steps(runner.step_size, kappa_flat) if track_positions else math.nan
