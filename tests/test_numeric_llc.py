@@ -260,21 +260,15 @@ def test_minibatch_noise_is_predicted() -> None:
 def _product_regression(n: int, seed: int):
     """y = x·w1·w2 + noise, true w1·w2 = 0, w* = 0 (a saddle of L_n), and the same L_n as a
     potential through its sufficient statistics (for quadrature)."""
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, generator=g, dtype=torch.float64)
-    y = torch.randn(n, generator=g, dtype=torch.float64)
+    import sympy as sp
 
-    def loss_fn(p, batch):
-        xb, yb = batch
-        return 0.5 * (yb - xb * p["w"][0] * p["w"][1]).square().mean()
+    from verification.cases import PotentialCase
+    from verification.models import regression_problem
 
-    sxx, sxy, syy = (x * x).mean(), (x * y).mean(), (y * y).mean()
-
-    def potential(w):
-        u = w[..., 0] * w[..., 1]
-        return 0.5 * (syy - 2 * u * sxy + u * u * sxx)
-
-    return loss_fn, {"w": torch.zeros(2, dtype=torch.float64)}, (x, y), potential
+    a, b = sp.symbols("a b", real=True)
+    case = PotentialCase("w1²w2²", a**2 * b**2, (a, b), (sp.Integer(0),) * 2, None, None)
+    prob = regression_problem(case, n, torch.Generator().manual_seed(seed))
+    return prob.loss_fn, prob.params, prob.data, prob.potential
 
 
 def test_short_run_at_a_saddle_is_an_error() -> None:
@@ -292,7 +286,7 @@ def test_short_run_at_a_saddle_is_an_error() -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_saddle_of_a_data_model_agrees_with_quadrature(seed: int) -> None:
     """SGLD on data at a saddle (y = x·w1·w2 at the origin, noisy data) with the defaults against
-    the exact target for this data, quadrature of the same L_n (~25 s each). The anchored
+    the exact target for this data, quadrature of the same L_n (25–50 s each). The anchored
     control variate is tested directly in test_numeric_kernel; its effect on this model is in
     benchmarks/RESULTS.md."""
     loss_fn, w_star, data, potential = _product_regression(2000, seed)
