@@ -237,22 +237,25 @@ def draws_from_tail(
     return int(min(MAX_DRAWS, max(min_draws, math.ceil(target_ess * tau / num_chains))))
 
 
-def extend_draws(
-    tr: Traces,
-    num_draws: int,
+def draws_until_mixed(
     draws: Callable[[int], Traces],
+    num_draws: int,
     positions_of: Callable[[Traces], np.ndarray],
+    *,
+    extend: bool,
     target_ess: float,
     max_draws: int,
 ) -> tuple[Traces, int, tuple[float, float]]:
-    """Add draws until the positions' ESS (``positions_of``: [C, T, j] observables) reaches
-    ``target_ess`` (at most ``max_draws`` per chain, three extensions), sizing each extension
-    from the ESS so far; returns the traces, the draws and the positions' (ESS, R-hat) over them.
-    The rule reads only the mixing of w, never the estimate. R-hat is not a target: on
-    K = w1²w2² the rank-based R-hat sees the chains' slow switching between the axes, which moves
-    λ̂ little (the z-scores stay calibrated) and would cost runs of 15,000+ draws."""
+    """``num_draws`` draws and the positions' (ESS, R-hat) over them (``positions_of``: [C, T, j]
+    observables); with ``extend``, draws are added until that ESS reaches ``target_ess`` (at
+    most ``max_draws`` per chain, three extensions, each sized from the ESS so far). Returns the
+    traces, the draws and the mixing. The rule reads only the mixing of w, never the estimate.
+    R-hat is not a target: on K = w1²w2² the rank-based R-hat sees the chains' slow switching
+    between the axes, which moves λ̂ little (the z-scores stay calibrated) and would cost runs of
+    15,000+ draws."""
+    tr = draws(num_draws)
     mixing = direction_mixing(positions_of(tr))
-    for _ in range(3):
+    for _ in range(3 if extend else 0):
         pos_ess = mixing[0]
         if not (math.isfinite(pos_ess) and pos_ess < target_ess):
             break

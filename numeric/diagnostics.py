@@ -318,7 +318,7 @@ def direction_mixing(proj: np.ndarray) -> tuple[float, float]:
     directions, can have a large ESS while they have not moved.
     """
     x = np.asarray(proj, dtype=np.float64)
-    if x.ndim != 3 or x.shape[2] == 0 or x.shape[1] < 4:
+    if x.ndim != 3 or x.shape[0] == 0 or x.shape[2] == 0 or x.shape[1] < 4:  # no chain left
         return float("nan"), float("nan")
     e = [ess(x[:, :, j]) for j in range(x.shape[2])]
     r = [

@@ -62,7 +62,7 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
   measured on the last two burn-in blocks, and for ≈ 400 effective samples of the slowest
   direction (its autocorrelation time is ≈ 2t), within [200, 20000] per chain; the
   ``draws_capped`` finding says when the cap binds. With flat directions, draws are added
-  (``_engine.extend_draws``, at most 20000 per chain) until ‖w − w*‖² has ESS 400; its ESS and
+  (``_engine.draws_until_mixed``, at most 20000 per chain) until ‖w − w*‖² has ESS 400; its ESS and
   R-hat go into ``slow_ess``/``slow_rhat`` and a ``slow_mixing`` warning when ESS < 100 or
   R-hat > max(1.01, 1 + 2m/ESS) (an error when burn-in + draws < t_flat/2, the e-folding time
   of the spread ‖w − w*‖²).
@@ -192,41 +192,38 @@ class _Model:
         return [(s, min(s + size, self.n)) for s in range(0, self.n, size)]
 
     def full_loss(self, w: Tensor) -> Tensor:
-        """L_n at positions [C, D] (chunked over the data)."""
-        total = w.new_zeros(w.shape[0])
-        with torch.no_grad():
-            for s, e in self.chunks(w.shape[0]):
-                part = take(self.data, torch.arange(s, e, device=w.device))
-                total += self.shared_batch(w, part) * (e - s)
-        return total / self.n
+        """L_n at positions [C, D]."""
+        return self._data_mean(w, self.shared_batch, w.shape[0], with_grad=False)[0]
 
     def full_loss_grad(self, w: Tensor) -> tuple[Tensor, Tensor]:
-        """(L_n, ∇L_n) at positions [C, D] (chunked over the data, one reverse pass a chunk)."""
-        total = w.new_zeros(w.shape[0])
-        grad = torch.zeros_like(w)
-        for s, e in self.chunks(w.shape[0]):
-            part = take(self.data, torch.arange(s, e, device=w.device))
-            with torch.enable_grad():
-                ww = w.detach().requires_grad_(True)
-                val = self.shared_batch(ww, part)
-                (g,) = torch.autograd.grad(val.sum(), ww)
-            total += val.detach() * (e - s)
-            grad += g * (e - s)
-        return total / self.n, grad / self.n
+        """(L_n, ∇L_n) at positions [C, D]."""
+        return self._data_mean(w, self.shared_batch, w.shape[0], with_grad=True)
 
     def full_grad(self, w: Tensor) -> tuple[Tensor, Tensor]:
         """(L_n(w), ∇L_n(w)) for one position [D]."""
-        loss = w.new_zeros(())
-        grad = torch.zeros_like(w)
-        for s, e in self.chunks(1):
+        return self._data_mean(w, self.f, 1, with_grad=True)
+
+    def _data_mean(
+        self, w: Tensor, loss: Callable[[Tensor, Any], Tensor], rows: int, *, with_grad: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """Mean over the data of ``loss(w, chunk)`` (one value per position), chunk by chunk
+        (``chunks(rows)``), and with ``with_grad`` its gradient (one reverse pass a chunk)."""
+        total = w.new_zeros(w.shape[:-1])
+        grad = torch.zeros_like(w) if with_grad else None
+        for s, e in self.chunks(rows):
             part = take(self.data, torch.arange(s, e, device=w.device))
-            with torch.enable_grad():
-                ww = w.detach().requires_grad_(True)
-                val = self.f(ww, part)
-                (g,) = torch.autograd.grad(val, ww)
-            loss += val.detach() * (e - s)
-            grad += g * (e - s)
-        return loss / self.n, grad / self.n
+            if with_grad:
+                with torch.enable_grad():
+                    ww = w.detach().requires_grad_(True)
+                    val = loss(ww, part)
+                    (g,) = torch.autograd.grad(val.sum(), ww)
+                grad += g * (e - s)
+                val = val.detach()
+            else:
+                with torch.no_grad():
+                    val = loss(w, part)
+            total += val * (e - s)
+        return total / self.n, None if grad is None else grad / self.n
 
 
 def _hessian(model: _Model, w_star: Tensor, seed: int) -> Tensor:
@@ -499,6 +496,16 @@ def estimate_llc(
     def relax() -> float:
         return relaxation_steps(runner.step_size, kappa_min) if kappa_min > 0 else math.nan
 
+    def shrink_if_stiffer() -> bool:
+        """Re-measure κ where the chains are; if it grew by more than half, ε = step_scale/κ."""
+        nonlocal kappa, v
+        k_now, v = _consistent_curvature(curvature, runner, v, step_scale, gen, 8, pre_s)
+        if not k_now > 1.5 * kappa:
+            return False
+        kappa = k_now
+        runner.kappa, runner.step_size = kappa, step_scale / kappa
+        return True
+
     def relax_flat() -> float:
         return relaxation_steps(runner.step_size, kappa_flat) if track_positions else math.nan
 
@@ -543,21 +550,12 @@ def estimate_llc(
                 burned += k
                 chunk *= 2
                 if step_size is None:
-                    k_now, v = _consistent_curvature(
-                        curvature, runner, v, step_scale, gen, 8, pre_s
-                    )
-                    if k_now > 1.5 * kappa:
-                        kappa = k_now
-                        runner.kappa, runner.step_size = kappa, step_scale / kappa
+                    shrink_if_stiffer()
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
-            if step_size is None:
-                k_end, v = _consistent_curvature(curvature, runner, v, step_scale, gen, 8, pre_s)
-                if k_end > 1.5 * kappa:
-                    kappa = k_end
-                    runner.kappa, runner.step_size = kappa, step_scale / kappa
-                    tail = runner.advance(2 * _engine.BLOCK)
-                    burned += 2 * _engine.BLOCK
+            if step_size is None and shrink_if_stiffer():
+                tail = runner.advance(2 * _engine.BLOCK)
+                burned += 2 * _engine.BLOCK
         elif num_burnin > burned:
             tail = runner.advance(num_burnin - burned)
             burned = num_burnin
@@ -594,14 +592,18 @@ def estimate_llc(
         def positions_of(t: _engine.Traces) -> np.ndarray:
             return t.dist[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
 
-        tr = draws(num_draws)
         pos_mixing = None
-        if track_positions and extend:
-            tr, num_draws, pos_mixing = _engine.extend_draws(
-                tr, num_draws, draws, positions_of, SLOW_ESS, _engine.MAX_DRAWS
+        if track_positions:
+            tr, num_draws, pos_mixing = _engine.draws_until_mixed(
+                draws,
+                num_draws,
+                positions_of,
+                extend=extend,
+                target_ess=SLOW_ESS,
+                max_draws=_engine.MAX_DRAWS,
             )
-        elif track_positions:
-            pos_mixing = direction_mixing(positions_of(tr))
+        else:
+            tr = draws(num_draws)
         chosen = runner.alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
         inflation = _inflation(
             _gradient_fn(model, kspec, kern.consts, chosen),
@@ -763,11 +765,12 @@ def _gradient_fn(
     """ĝ, as the steps compute it, for the chains ``chains`` at positions [C', D] on fresh
     minibatches from a generator (outside the hot loop)."""
     gradient = kernel.make_gradient(model.f, spec)
-    anchor = (k.anchor[chains], k.g_anchor[chains]) if spec.anchored else (None, None)
+    if spec.anchored:
+        k = k._replace(anchor=k.anchor[chains], g_anchor=k.g_anchor[chains])
 
     def fn(w: Tensor, gen: torch.Generator) -> sgld.GradientEval:
         idx = model.indices(w.shape[0], gen, w.device)
-        return gradient(w, idx, k.w_star, k.g_star, model.data, *anchor)
+        return gradient(w, idx, k, model.data)
 
     return fn
 

@@ -348,12 +348,14 @@ def estimate_llc_potential(
             pos = t.obs if per_coordinate else t.dist[..., None]
             return pos.double().cpu().numpy()[runner.alive.cpu().numpy()]
 
-        tr = draws(num_draws)
-        mixing = None  # the positions' (ESS, R-hat) over tr, once measured
-        if extend_draws:
-            tr, num_draws, mixing = _engine.extend_draws(
-                tr, num_draws, draws, positions_of, POSITION_TARGET_ESS, MAX_POTENTIAL_DRAWS
-            )
+        tr, num_draws, (pos_ess, pos_rhat) = _engine.draws_until_mixed(
+            draws,
+            num_draws,
+            positions_of,
+            extend=extend_draws,
+            target_ess=POSITION_TARGET_ESS,
+            max_draws=MAX_POTENTIAL_DRAWS,
+        )
     finally:
         runner.close()
 
@@ -366,7 +368,6 @@ def estimate_llc_potential(
     delta = (loss_tr - ref_tr)[alive]
     st = chain_stats(delta, nbeta_v)
     findings.extend(standard_findings(delta, nbeta_v, st))
-    pos_ess, pos_rhat = mixing if mixing is not None else direction_mixing(positions_of(tr))
     what = "coordinates of w" if per_coordinate else "distance from w*"
     findings.extend(
         check_slow_mixing(

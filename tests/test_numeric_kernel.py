@@ -49,7 +49,7 @@ def test_block_equals_repeated_sgld_steps(cv: bool, integrator: sgld.Integrator)
     gradient = kernel.make_gradient(f, spec)
     ref = state
     for t in range(5):
-        ev = gradient(ref.position, noise.idx[t], k.w_star, k.g_star, data)
+        ev = gradient(ref.position, noise.idx[t], k, data)
         # the estimate itself, by hand: ĝ, then the update
         xb, yb = data[0][noise.idx[t]], data[1][noise.idx[t]]
         w = ref.position.detach().requires_grad_(True)
@@ -262,9 +262,7 @@ def test_anchored_gradient_centres_at_the_nearer_point() -> None:
     L_B(w*) still the reference loss."""
     f, spec, k, data, state, g = _anchored()
     idx = torch.randint(200, (4, 7), generator=g)
-    ev = kernel.make_gradient(f, spec)(
-        state.position, idx, k.w_star, k.g_star, data, k.anchor, k.g_anchor
-    )
+    ev = kernel.make_gradient(f, spec)(state.position, idx, k, data)
     x, y = data
     for c in range(4):
         batch = (x[idx[c]], y[idx[c]])
@@ -285,9 +283,9 @@ def test_anchored_gradient_is_unbiased() -> None:
     f, spec, k, data, state, g = _anchored()
     reps = 4000
     w = state.position.repeat(reps, 1)
-    anchor, g_anchor = k.anchor.repeat(reps, 1), k.g_anchor.repeat(reps, 1)
+    k_rep = k._replace(anchor=k.anchor.repeat(reps, 1), g_anchor=k.g_anchor.repeat(reps, 1))
     idx = torch.randint(200, (w.shape[0], 7), generator=g)
-    ev = kernel.make_gradient(f, spec)(w, idx, k.w_star, k.g_star, data, anchor, g_anchor)
+    ev = kernel.make_gradient(f, spec)(w, idx, k_rep, data)
     grads = ev.grad.reshape(reps, 4, 3)
     wr = state.position[0].detach().requires_grad_(True)
     (exact,) = torch.autograd.grad(f(wr, data), wr)
