@@ -410,17 +410,23 @@ def check_slow_mixing(
     )
 
 
-def check_draws_capped(wanted: int, used: int, relaxation_steps: float) -> tuple[Finding, ...]:
-    """The draw rule wanted more draws per chain for the slowest direction than the cap allows."""
+def check_draws_capped(
+    wanted: int, used: int, relaxation_steps: float, *, offer_preconditioner: bool = True
+) -> tuple[Finding, ...]:
+    """The draw rule wanted more draws per chain for the slowest direction than the cap allows
+    (``offer_preconditioner``: the run had none, so the advice names it)."""
     if wanted <= used:
         return ()
+    advice = "pass num_draws (and num_burnin)" + (
+        ", or use the Hessian preconditioner" if offer_preconditioner else ""
+    )
     return (
         Finding(
             "draws_capped",
             "warning",
             f"the slowest relevant direction relaxes in ≈ {relaxation_steps:.3g} steps and needs "
             f"≈ {wanted} draws per chain for 400 effective samples, more than the cap ({used}); "
-            "pass num_draws (and num_burnin), or use the Hessian preconditioner",
+            + advice,
             {"wanted": float(wanted), "used": float(used), "relaxation_steps": relaxation_steps},
         ),
     )

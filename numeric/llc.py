@@ -658,7 +658,9 @@ def estimate_llc(
             )
         )
     if wanted is not None:
-        findings.extend(check_draws_capped(wanted, int(num_draws), t_relax))
+        findings.extend(
+            check_draws_capped(wanted, int(num_draws), t_relax, offer_preconditioner=pre_s is None)
+        )
 
     full_data = None
     if full:

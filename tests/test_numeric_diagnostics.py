@@ -11,6 +11,7 @@ from numeric.diagnostics import (
     _average_ranks,
     autocorr_time,
     check_below_reference,
+    check_draws_capped,
     check_drift,
     check_mixing,
     check_step_size,
@@ -114,6 +115,16 @@ def test_findings() -> None:
     codes = [f.code for f in check_step_size(1.0, 1.5)]
     assert codes == ["step_size_drift", "minibatch_noise"]
     assert check_step_size(10.0, 1.01) == ()
+
+
+def test_draws_capped_advises_the_preconditioner_only_to_runs_without_one() -> None:
+    assert check_draws_capped(wanted=500, used=500, relaxation_steps=100.0) == ()
+    (f,) = check_draws_capped(wanted=30000, used=20000, relaxation_steps=7000.0)
+    assert f.code == "draws_capped" and f.severity == "warning"
+    assert f.values == {"wanted": 30000.0, "used": 20000.0, "relaxation_steps": 7000.0}
+    assert "Hessian preconditioner" in f.message
+    (g,) = check_draws_capped(30000, 20000, 7000.0, offer_preconditioner=False)
+    assert "Hessian preconditioner" not in g.message and "num_draws" in g.message
 
 
 def test_format_findings() -> None:
