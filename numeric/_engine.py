@@ -24,6 +24,7 @@ OnDivergence = Literal["raise", "continue"]
 CHECK_EVERY = 64  # steps between non-finite checks (one host sync each)
 BLOCK = 100  # burn-in block length for the stationarity test
 MAX_BURNIN_BLOCKS = 40
+FEWEST_DRAWS = 4  # per chain: split R-hat halves each chain, and a chain's stderr needs a variance
 MIN_DRAWS, MAX_DRAWS, TARGET_ESS = 200, 20_000, 400.0
 
 
@@ -373,8 +374,11 @@ def validate_common(
         raise InvalidInputError(f"step_size must be a finite number > 0, got {step_size!r}")
     if not (isinstance(num_chains, int) and num_chains >= 1):
         raise InvalidInputError(f"num_chains must be an int ≥ 1, got {num_chains!r}")
-    if num_draws is not None and not (isinstance(num_draws, int) and num_draws >= 1):
-        raise InvalidInputError(f"num_draws must be an int ≥ 1, got {num_draws!r}")
+    if num_draws is not None and not (isinstance(num_draws, int) and num_draws >= FEWEST_DRAWS):
+        raise InvalidInputError(
+            f"num_draws must be an int ≥ {FEWEST_DRAWS} (a chain's standard error and split "
+            f"R-hat need at least {FEWEST_DRAWS} draws), got {num_draws!r}"
+        )
     if num_burnin is not None and not (isinstance(num_burnin, int) and num_burnin >= 0):
         raise InvalidInputError(f"num_burnin must be an int ≥ 0, got {num_burnin!r}")
 

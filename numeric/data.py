@@ -1,10 +1,12 @@
-"""Data sets as the estimators see them: a tuple of tensors (samples on the first axis) or
-anything indexable by a tensor of indices."""
+"""Data sets as the estimators see them: a tuple of tensors (samples on the first axis), a dict
+of such tensors (the loss then gets a dict batch with the same keys), or anything indexable by a
+tensor of indices."""
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -14,7 +16,14 @@ from numeric.errors import InvalidInputError
 
 
 def data_len(data: Any) -> int:
-    """Number of samples: length of the first tensor of a tuple, or ``len(data)``."""
+    """Number of samples: the common length of the tensors of a tuple or dict, or ``len(data)``."""
+    if isinstance(data, Mapping):
+        if len(data) == 0:
+            raise InvalidInputError("data is an empty dict")
+        lens = {k: int(x.shape[0]) if isinstance(x, Tensor) else len(x) for k, x in data.items()}
+        if len(set(lens.values())) != 1:
+            raise InvalidInputError(f"data tensors have different lengths {lens}")
+        return next(iter(lens.values()))
     if isinstance(data, (tuple, list)):
         if len(data) == 0:
             raise InvalidInputError("data is an empty tuple")
@@ -31,6 +40,8 @@ def data_len(data: Any) -> int:
 
 def take(data: Any, idx: Tensor) -> Any:
     """``data`` indexed by a tensor of indices (shape [C, B] gives a batch per chain)."""
+    if isinstance(data, Mapping):
+        return {k: _take1(x, idx) for k, x in data.items()}
     if isinstance(data, (tuple, list)):
         return tuple(_take1(x, idx) for x in data)
     return _take1(data, idx)
@@ -125,13 +136,34 @@ def to_device(data: Any, device: torch.device, dtype: torch.dtype) -> Any:
             return x.to(dtype) if x.is_floating_point() else x
         return x
 
+    if isinstance(data, Mapping):
+        return {k: conv(x) for k, x in data.items()}
     if isinstance(data, (tuple, list)):
         return tuple(conv(x) for x in data)
     return conv(data)
 
 
+def non_finite_parts(data: Any) -> list[str]:
+    """Names of the floating-point tensors of ``data`` that hold NaN or inf (``data``,
+    ``data[i]`` or ``data['key']``), to say where a non-finite loss comes from."""
+    if isinstance(data, Mapping):
+        named = [(f"data[{k!r}]", x) for k, x in data.items()]
+    elif isinstance(data, (tuple, list)):
+        named = [(f"data[{i}]", x) for i, x in enumerate(data)]
+    else:
+        named = [("data", data)]
+    return [
+        name
+        for name, x in named
+        if isinstance(x, Tensor) and x.is_floating_point() and not bool(torch.isfinite(x).all())
+    ]
+
+
 def signature(data: Any) -> tuple | None:
-    """Shapes, dtypes and devices of a tuple of tensors (a cache key), None for other data."""
+    """Shapes, dtypes and devices of a tuple of tensors (a cache key), None for other data
+    (dicts included: the compiled kernel takes a tensor or a tuple)."""
+    if isinstance(data, Mapping):
+        return None
     items = data if isinstance(data, (tuple, list)) else (data,)
     if not all(isinstance(x, Tensor) for x in items):
         return None

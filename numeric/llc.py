@@ -91,7 +91,7 @@ from torch.func import functional_call, vmap
 
 from numeric import _engine, kernel, sgld
 from numeric._params import ParamSpec, flatten_params
-from numeric.data import data_len, signature, take, to_device
+from numeric.data import data_len, non_finite_parts, signature, take, to_device
 from numeric.diagnostics import (
     Finding,
     check_draws_capped,
@@ -289,8 +289,10 @@ def estimate_llc(
 
     ``loss_fn(params, batch)`` returns the mean loss of ``batch`` for a dict of tensors ``params``
     (see ``from_module``); it must be traceable by ``torch.func.vmap`` (no ``.item()``, no
-    in-place updates of inputs). ``data`` is a tuple of tensors with samples on the first axis (or
-    anything indexable by a tensor of indices); a batch is ``take(data, idx)``.
+    in-place updates of inputs). ``data`` is a tuple of tensors with samples on the first axis, a
+    dict of them (batches are then dicts with the same keys), or anything indexable by a tensor of
+    indices; a batch is ``take(data, idx)``. Tensors with NaN or inf entries are not dropped: the
+    loss at w* is then not finite, and the error names them.
 
     Arguments left ``None`` are chosen from the problem (module docstring); ``gamma`` is γ, the
     localisation strength, and ``prior_precision`` α, of a Gaussian prior N(0, α⁻¹ I). A
@@ -370,7 +372,10 @@ def estimate_llc(
     init_loss_t, g_star = model.full_grad(w_star)
     init_loss = float(init_loss_t)
     if not math.isfinite(init_loss):
-        raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite")
+        bad = non_finite_parts(data)
+        verb = "has" if len(bad) == 1 else "have"
+        where = f": {', '.join(bad)} {verb} NaN or inf entries" if bad else ""
+        raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite{where}")
 
     c, d = num_chains, spec.dim
     use_pre = preconditioner == "hessian" or (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -159,6 +160,14 @@ def test_bad_inputs_raise_clear_errors() -> None:
             numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **{**ok, "step_size": bad})
     with pytest.raises(InvalidInputError, match="scalar"):
         numeric.estimate_llc(lambda p, b: b[0] @ p["w"], {"w": w_hat}, m.data, **ok)
+    y_nan = m.y.clone()
+    y_nan[7] = math.nan
+    with pytest.raises(InvalidInputError, match=r"not finite: data\[1\] has NaN"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, (m.X, y_nan), **ok)
+    with pytest.raises(InvalidInputError, match="num_draws must be an int ≥ 4"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **{**ok, "num_draws": 3})
+    with pytest.raises(InvalidInputError, match="different lengths"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, {"x": m.X, "y": m.y[:50]}, **ok)
     for bad in (-1, 2.5):
         with pytest.raises(InvalidInputError, match="anchor_every"):
             numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, anchor_every=bad, **ok)
@@ -178,6 +187,19 @@ def test_bad_inputs_raise_clear_errors() -> None:
         )
     with pytest.raises(InvalidInputError, match="metric=True needs"):
         numeric.estimate_llc_potential(lambda w: w[..., 0] ** 2, [0.0], 100, metric=True, gamma=0.0)
+
+
+def test_dict_data_gives_the_same_estimate_as_the_tuple() -> None:
+    m, w_hat = _linear(n=300, d=3)
+
+    def dict_loss(p: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> torch.Tensor:
+        return m.loss_fn(p, (b["x"], b["y"]))
+
+    kw = dict(num_chains=3, num_draws=40, num_burnin=10, step_size=1e-3, seed=5)
+    a = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **kw)
+    b = numeric.estimate_llc(dict_loss, {"w": w_hat}, {"x": m.X, "y": m.y}, **kw)
+    assert b.config.n == 300
+    assert np.array_equal(a.loss_trace, b.loss_trace) and a.mean == b.mean
 
 
 def test_divergence_names_chain_step_and_cause() -> None:
