@@ -6,9 +6,11 @@ exact target at this n, nβ and γ, nβ·(E_β[L_n] − L_n(w*)), is a 2-D quadr
 (``numeric.expected_llc``). Compares the anchored control variate (the default) with the one
 centred at w* only (``anchor_every=0``), with the default burn-in (which re-measures the
 curvature as the chains spread; with a fixed burn-in of 6,000 steps at the adaptation's ε one
-chain of seed 6 diverged at step 10,305) and a fixed number of draws, over seeds.
+chain of seed 6 diverged at step 10,305) and a fixed number of draws, over seeds. The
+integrator is the default (BAOAB at such points) unless ``--integrator lm`` is given.
 
     python benchmarks/bench_saddle_data.py            # n = 2000, seeds 0-7, 20000 draws
+    python benchmarks/bench_saddle_data.py --integrator lm --json /tmp/lm.json
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import torch
 import numeric
 
 
-def run(n: int, seed: int, anchor_every: int | None, burnin: int | None, draws: int) -> dict:
+def run(
+    n: int, seed: int, anchor_every: int | None, burnin: int | None, draws: int, integrator: str
+) -> dict:
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, generator=g, dtype=torch.float64)
     y = torch.randn(n, generator=g, dtype=torch.float64)
@@ -48,6 +52,7 @@ def run(n: int, seed: int, anchor_every: int | None, burnin: int | None, draws: 
         anchor_every=anchor_every,
         num_burnin=burnin,
         num_draws=draws,
+        integrator=integrator,
         progress=False,
     )
     seconds = time.perf_counter() - t0
@@ -56,6 +61,8 @@ def run(n: int, seed: int, anchor_every: int | None, burnin: int | None, draws: 
         n=n,
         seed=seed,
         anchor_every=est.config.anchor_every,
+        integrator=est.config.integrator,
+        friction=est.config.friction,
         estimate=est.mean,
         stderr=est.stderr,
         target=ref.value,
@@ -72,13 +79,14 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--burnin", type=int, default=None, help="default: the estimator's rule")
     ap.add_argument("--draws", type=int, default=20_000)
+    ap.add_argument("--integrator", default="auto", help="auto (BAOAB here), lm, baoab, euler")
     ap.add_argument("--json", default="benchmarks/out/bench_saddle_data.json")
     args = ap.parse_args()
     torch.set_num_threads(1)
     rows = []
     for anchor_every in (None, 0):
         for seed in range(args.seeds):
-            row = run(args.n, seed, anchor_every, args.burnin, args.draws)
+            row = run(args.n, seed, anchor_every, args.burnin, args.draws, args.integrator)
             rows.append(row)
             print(json.dumps(row), flush=True)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)

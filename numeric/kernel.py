@@ -28,6 +28,7 @@ fuse into the step for free, and one graph serves every phase).
 from __future__ import annotations
 
 import gc
+import math
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -73,6 +74,7 @@ class Constants(NamedTuple):
     alpha: float
     anchor: Tensor | None = None  # [C, D] r: each chain's anchor (``KernelSpec.anchored``)
     g_anchor: Tensor | None = None  # [C, D] ∇L_n(r)
+    friction: float = math.inf  # ξ of the BAOAB integrator
 
 
 def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor]:
@@ -244,6 +246,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
                 center=k.w_star,
                 prior_precision=k.alpha,
                 integrator=spec.integrator,
+                friction=k.friction,
                 preconditioner=k.sqrt_m,
                 with_norms=record.norms,
             )
@@ -352,17 +355,26 @@ class Kernel:
             # batch-innermost minibatches on CPU only (measured there; GPU kernels keep rows)
             self._gather = Gatherer(data, batch_inner=like.device.type == "cpu")
             self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
-            # scalars as 0-d tensors: a new nβ, γ, α or ε must not trigger a recompile
+            # scalars as 0-d tensors: a new nβ, γ, α, ξ or ε must not trigger a recompile
             self._k = consts._replace(
                 **{
                     name: torch.tensor(getattr(consts, name), dtype=like.dtype, device=like.device)
-                    for name in ("nbeta", "gamma", "alpha")
+                    for name in ("nbeta", "gamma", "alpha", "friction")
                 }
             )
             self._full = torch.ones(UNROLL, dtype=torch.bool, device=like.device)
         else:
             self.block = make_block(f, spec, functional=False)
             self._k = consts
+
+    def set_friction(self, friction: float) -> None:
+        """A new BAOAB friction ξ (no recompile: a tensor argument when compiled)."""
+        self.consts = self.consts._replace(friction=friction)
+        value: float | Tensor = friction
+        if self.compiled:
+            like = self.consts.w_star
+            value = torch.tensor(friction, dtype=like.dtype, device=like.device)
+        self._k = self._k._replace(friction=value)
 
     def set_anchor(self, anchor: Tensor, g_anchor: Tensor) -> None:
         """New anchors r [C, D] and ∇L_n(r) for an anchored control variate (no recompile)."""

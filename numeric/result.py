@@ -37,7 +37,7 @@ class LLCConfig:
     batch_size: int | None  # None: exact gradients (potentials)
     seed: int
     sampler: str  # "sgld" or "mala"
-    integrator: str  # "lm", "euler" (SGLD) or "mala"
+    integrator: str  # "lm", "euler", "baoab" (SGLD) or "mala"
     gradient: str  # "control_variate", "minibatch" or "exact"
     acceptance_rate: float  # MALA: mean acceptance over the draws; nan for SGLD
     full_loss_every: int | None
@@ -48,10 +48,12 @@ class LLCConfig:
     # extra step with metric |∇²U(w)| (numeric.mmala)
     preconditioner: str = "none"
     condition_number: float = float("nan")  # of nβ·H⁺ + γ + α at w* (nan: H not computed)
-    relaxation_steps: float = float("nan")  # 2/(ε·κ_min) of the slowest relevant direction
+    # e-folding steps of the slowest relevant direction (2/(ε·κ_min) for LM; sgld, precondition)
+    relaxation_steps: float = float("nan")
     laplace_llc: float = float("nan")  # ½Σ nβh⁺/(nβh⁺ + γ + α), the quadratic approximation
     metric_acceptance_rate: float = float("nan")  # of the position-dependent steps (potentials)
     anchor_every: int = 0  # steps between control-variate anchor refreshes (0: centred at w*)
+    friction: float = float("nan")  # ξ of the BAOAB integrator (nan for the others)
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,9 @@ class LLCEstimate:
     full_data: FullDataLLC | None = None
     slow_ess: float = float("nan")  # ESS / R-hat of the slow observables
     slow_rhat: float = float("nan")  # (diagnostics.direction_mixing)
+    # predicted factor by which minibatch noise heats the chains (1 + ε·nβ²·Var(ĝ)/4 times
+    # sgld.noise_heating), measured at the final positions; nan for exact gradients
+    minibatch_inflation: float = float("nan")
 
     @property
     def delta_trace(self) -> np.ndarray:
@@ -110,7 +115,9 @@ class LLCEstimate:
         head = (
             f"LLC = {self.mean:.4g} ± {self.stderr:.2g} (stderr; std over {c.num_chains} chains "
             f"{self.std:.2g}), nβ = {self.nbeta:.4g} [{c.nbeta_rule}], γ = {c.gamma:g}, "
-            f"ε = {c.step_size:.3g} [{c.step_size_rule}], {c.num_burnin} burn-in + "
+            f"ε = {c.step_size:.3g} [{c.step_size_rule}]"
+            + (f", BAOAB friction ξ = {c.friction:.3g}" if c.integrator == "baoab" else "")
+            + f", {c.num_burnin} burn-in + "
             f"{c.num_draws} draws, ESS {self.ess:.0f}, R-hat {self.rhat:.3f}"
         )
         if self.full_data is not None:

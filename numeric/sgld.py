@@ -15,6 +15,21 @@ plain gradient step). Both are first-order SDE discretisations; the LM scheme re
 draw, costs nothing extra, has O(ε²) rather than O(ε) bias in the invariant measure, and is exact
 for Gaussian targets (variance 1/k instead of 1/(k(1 − εk/4)) for curvature k).
 
+    baoab (underdamped Langevin, Leimkuhler–Matthews 2013), velocity v, friction ξ, h = √ε:
+        v ← v − h·d;  w ← w + (h/2)·v;  v ← c·v + √(1 − c²)·σ·ξ_{t+1};  w ← w + (h/2)·v,
+        c = exp(−ξh)
+
+(the B A O A B splitting with the closing half-kick of one step and the opening half-kick of the
+next merged, as both use the gradient at the same point; one gradient per step). Here w' =
+w − (ε/2)(1 + c)·d + (h/2)((1 + c)·v + √(1 − c²)·σ·ξ_{t+1}); with c = 0 (ξ = ∞) that is the LM
+step with v = ξ_t, so LM is BAOAB's infinite-friction limit, and ``SGLDState.noise`` holds v.
+Like LM it is exact for Gaussian targets. What it changes is the slow directions: a direction of
+curvature k relaxes at rate ≈ k/2 per unit of ε under LM, 2/(εk) steps, but with momentum and
+ξ = 2√k (critical damping) in ≈ 1/(h·√k) = 1/√(εk) steps (``relaxation_steps``): where ε is set
+by a stiffest curvature κ ≫ k, √(κ/k) instead of κ/k steps. Minibatch noise heats it more: the
+velocity integrates the gradient noise over ≈ 1/(ξh) steps, so the temperature excess
+ε·nβ²·Var(ĝ)/4 of LM is multiplied by 1 + 4c²/(1 − c²) (``noise_heating``).
+
 Preconditioned (``preconditioner`` = S = M^{1/2}, a fixed symmetric positive-definite [D, D]
 matrix, shared by the chains): with M = S·S,
 
@@ -28,13 +43,14 @@ for Gaussian targets). ``drift_sq``/``noise_sq`` are measured in z.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 import torch
 from torch import Tensor
 
-Integrator = Literal["euler", "lm"]
+Integrator = Literal["euler", "lm", "baoab"]
 
 
 class GradientEval(NamedTuple):
@@ -47,7 +63,9 @@ class GradientEval(NamedTuple):
 
 class SGLDState(NamedTuple):
     position: Tensor  # [C, D]
-    noise: Tensor  # [C, D] last standard-normal draw (used by the LM integrator)
+    # [C, D] the last standard-normal draw (LM), or the velocity v (BAOAB; for LM that draw is
+    # the velocity of BAOAB's infinite-friction limit)
+    noise: Tensor
 
 
 class SGLDInfo(NamedTuple):
@@ -90,6 +108,34 @@ def drift(
     return d
 
 
+def velocity_decay(step_size: float | Tensor, friction: float | Tensor) -> float | Tensor:
+    """c = exp(−ξ·√ε), the factor BAOAB's O-step keeps of the velocity (0 for ξ = ∞)."""
+    if isinstance(step_size, Tensor) or isinstance(friction, Tensor):
+        return torch.exp(-torch.as_tensor(friction) * torch.as_tensor(step_size).sqrt())
+    return math.exp(-friction * math.sqrt(step_size)) if math.isfinite(friction) else 0.0
+
+
+def noise_heating(step_size: float, integrator: Integrator, friction: float) -> float:
+    """How many times LM's minibatch-noise temperature excess ε·nβ²·Var(ĝ)/4 an integrator has:
+    1 for LM and Euler, 1 + 4c²/(1 − c²) for BAOAB (c = ``velocity_decay``)."""
+    if integrator != "baoab":
+        return 1.0
+    c = float(velocity_decay(step_size, friction))
+    return 1.0 + 4.0 * c * c / (1.0 - c * c) if c < 1.0 else math.inf
+
+
+def friction_for_heating(excess: float, step_size: float, tol: float) -> float:
+    """The least friction ξ whose BAOAB heating ``excess``·``noise_heating`` stays ≤ ``tol``,
+    given LM's excess ε·nβ²·Var(ĝ)/4: 0 when the noise is negligible, ∞ (LM itself) when even LM
+    exceeds ``tol``. From 4c²/(1 − c²) ≤ F = tol/excess − 1: c ≤ √(F/(F + 4)), ξ = −ln c/√ε."""
+    if not (excess > 0 and math.isfinite(excess)):
+        return 0.0 if excess == 0 else math.inf
+    if excess >= tol:
+        return math.inf
+    f = tol / excess - 1.0
+    return -0.5 * math.log(f / (f + 4.0)) / math.sqrt(step_size)
+
+
 def update(
     state: SGLDState,
     ev: GradientEval,
@@ -101,6 +147,7 @@ def update(
     center: Tensor,
     prior_precision: float | Tensor = 0.0,
     integrator: Integrator = "lm",
+    friction: float | Tensor = math.inf,
     noise_scale: float = 1.0,
     preconditioner: Tensor | None = None,
     with_norms: bool = False,
@@ -109,31 +156,40 @@ def update(
 
     Pure (no random numbers drawn here): ``step`` draws them, ``numeric.kernel`` pre-draws a
     block of them. Scalars may be Python floats or 0-d tensors (the compiled kernel passes
-    tensors so that new values do not recompile).
+    tensors so that new values do not recompile). ``friction`` ξ is used by BAOAB only.
     """
     w = state.position
     with torch.no_grad():
         d = drift(
             w, ev.grad, nbeta=nbeta, gamma=gamma, center=center, prior_precision=prior_precision
         )
+        dz = d if preconditioner is None else d @ preconditioner  # S·d: the gradient in z
         scale = (step_size**0.5) * noise_scale
+        new_noise = xi
         if integrator == "lm":
             inc = (state.noise + xi) * (0.5 * scale)
+            move = dz * (-0.5 * step_size)
         elif integrator == "euler":
             inc = xi * scale
+            move = dz * (-0.5 * step_size)
+        elif integrator == "baoab":
+            h = step_size**0.5
+            c = velocity_decay(step_size, friction)
+            keep = (1.0 - c * c) ** 0.5
+            move = dz * (-0.5 * step_size * (1.0 + c))
+            inc = (state.noise * (1.0 + c) + xi * (keep * noise_scale)) * (0.5 * h)
+            new_noise = (state.noise - dz * h) * c + xi * (keep * noise_scale)
         else:
             raise ValueError(f"unknown integrator {integrator!r}")
         if preconditioner is None:
-            move = d * (-0.5 * step_size)
             new = w + move + inc
         else:
-            move = (d @ preconditioner) * (-0.5 * step_size)
             new = w + (move + inc) @ preconditioner
         if with_norms:
             drift_sq, noise_sq = move.square().sum(-1), inc.square().sum(-1)
         else:
             drift_sq = noise_sq = ev.loss.new_zeros(())
-    return SGLDState(new, xi), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq, d)
+    return SGLDState(new, new_noise), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq, d)
 
 
 def step(
@@ -147,6 +203,7 @@ def step(
     center: Tensor,
     prior_precision: float = 0.0,
     integrator: Integrator = "lm",
+    friction: float = math.inf,
     noise_scale: float = 1.0,
     preconditioner: Tensor | None = None,
     with_norms: bool = False,
@@ -169,6 +226,7 @@ def step(
         center=center,
         prior_precision=prior_precision,
         integrator=integrator,
+        friction=friction,
         noise_scale=noise_scale,
         preconditioner=preconditioner,
         with_norms=with_norms,

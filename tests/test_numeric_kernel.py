@@ -133,10 +133,10 @@ def test_compile_needs_tensor_data() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("anchor_every", [0, 8])
-def test_compiled_estimate_equals_eager(anchor_every: int) -> None:
+@pytest.mark.parametrize(("anchor_every", "integrator"), [(0, "lm"), (8, "lm"), (8, "baoab")])
+def test_compiled_estimate_equals_eager(anchor_every: int, integrator: str) -> None:
     """compile=True consumes the same random numbers: the same estimate up to rounding, with the
-    control variate centred at w* and with anchors refreshed every 8 steps."""
+    control variate centred at w* and with anchors refreshed every 8 steps, and with BAOAB."""
     torch.manual_seed(0)  # nn.Linear's initialisation only
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
     g = torch.Generator().manual_seed(1)
@@ -145,7 +145,13 @@ def test_compiled_estimate_equals_eager(anchor_every: int) -> None:
         y = model(x)
     loss_fn, w = numeric.from_module(model, nn.functional.mse_loss)
     kw = dict(
-        num_chains=4, num_burnin=30, num_draws=70, step_size=1e-4, seed=3, anchor_every=anchor_every
+        num_chains=4,
+        num_burnin=30,
+        num_draws=70,
+        step_size=1e-4,
+        seed=3,
+        anchor_every=anchor_every,
+        integrator=integrator,
     )
     eager = numeric.estimate_llc(loss_fn, w, (x, y), **kw)
     compiled = numeric.estimate_llc(loss_fn, w, (x, y), compile=True, **kw)

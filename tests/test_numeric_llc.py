@@ -17,6 +17,7 @@ import torch
 
 import numeric
 from numeric.errors import DivergenceError, InvalidInputError
+from numeric.precondition import relaxation_steps
 from numeric.reference import GaussianLinear, expected_llc
 
 N = 10_000
@@ -293,15 +294,49 @@ def _product_regression(n: int, seed: int):
     return prob.loss_fn, prob.params, prob.data, prob.potential
 
 
-def test_short_run_at_a_saddle_is_an_error() -> None:
-    """At a saddle w* the spread along the directions held by γ relaxes in 1/(ε·γ) steps; a run
-    shorter than that is reported as an error naming the positions, with their ESS and R-hat."""
+@pytest.mark.parametrize("integrator", ["lm", "auto"])
+def test_short_run_at_a_saddle_is_an_error(integrator: str) -> None:
+    """At a saddle w* the spread along the directions held by γ relaxes in 2/(ε·γ) steps under
+    LM and ≈ 1/√(ε·γ) under BAOAB (the default there); a run shorter than half that is reported
+    as an error naming the positions, with their ESS and R-hat."""
     loss_fn, w_star, data, _ = _product_regression(2000, 0)
-    est = numeric.estimate_llc(loss_fn, w_star, data, num_chains=4, num_burnin=50, num_draws=100)
+    est = numeric.estimate_llc(
+        loss_fn,
+        w_star,
+        data,
+        num_chains=4,
+        num_burnin=20,
+        num_draws=50,
+        step_size=1e-5,
+        integrator=integrator,
+    )
+    assert est.config.integrator == ("lm" if integrator == "lm" else "baoab")
+    t_half = relaxation_steps(1e-5, 1.0, est.config.friction) / 2  # 10⁵ (LM), 158 (BAOAB)
+    assert 20 + 50 < t_half
     errors = [f for f in est.diagnostics if f.code == "slow_mixing" and f.severity == "error"]
     assert errors and "positions" in errors[0].message, est.diagnostics
+    assert errors[0].values["relaxation_steps"] == pytest.approx(t_half)
     assert math.isfinite(est.slow_ess) and math.isfinite(est.slow_rhat)
     assert est.config.anchor_every == 8  # ⌈2000/256⌉ rounded up to a multiple of 8
+
+
+def test_baoab_friction_is_raised_until_the_minibatch_heating_is_small() -> None:
+    """At the saddle with the control variate centred at w* only, the gradient noise grows as the
+    chains spread; the default friction starts at critical damping of the γ-held directions
+    (2√γ) and is raised until the heating the run reports is within ``HEAT_TOL``."""
+    from numeric.llc import HEAT_TOL
+
+    loss_fn, w_star, data, _ = _product_regression(2000, 0)
+    kw = dict(num_chains=4, seed=1, num_draws=300, anchor_every=0)
+    est = numeric.estimate_llc(loss_fn, w_star, data, **kw)
+    c = est.config
+    assert c.integrator == "baoab" and c.friction > 2.0 + 1e-9
+    # measured again at the final positions (a few steps on from the last burn-in measurement
+    # that set ξ): within a few times the tolerance
+    assert 1.0 < est.minibatch_inflation < 1.0 + 3 * HEAT_TOL
+    given = numeric.estimate_llc(loss_fn, w_star, data, friction=2.0, **kw)
+    assert given.config.friction == 2.0  # a given friction is kept, and heats more
+    assert given.minibatch_inflation > 1.0 + 3 * HEAT_TOL
 
 
 @pytest.mark.slow

@@ -71,9 +71,10 @@ def test_same_seed_same_path_and_chains_differ() -> None:
     assert torch.unique(a[:, 0]).numel() == 4
 
 
-@pytest.mark.parametrize("integrator", ["euler", "lm"])
+@pytest.mark.parametrize("integrator", ["euler", "lm", "baoab"])
 def test_stationary_variance_of_gaussian(integrator: sgld.Integrator) -> None:
-    """Var of the chain in U = k w²/2: 1/(k(1 − εk/4)) for Euler, exactly 1/k for LM."""
+    """Var of the chain in U = k w²/2: 1/(k(1 − εk/4)) for Euler, exactly 1/k for LM and BAOAB
+    (any friction: here ξ = 1, underdamped)."""
     k, eps = 4.0, 0.4  # εk = 1.6: a large step, where the two differ clearly
     gen = torch.Generator().manual_seed(1)
     c, t = 4096, 400
@@ -90,14 +91,107 @@ def test_stationary_variance_of_gaussian(integrator: sgld.Integrator) -> None:
             gamma=0.0,
             center=torch.zeros(1, dtype=torch.float64),
             integrator=integrator,
+            friction=1.0,
         )
         if i >= 100:
             xs.append(state.position[:, 0])
     x = torch.stack(xs)
     var = float(x.square().mean())
-    expected = 1 / k if integrator == "lm" else 1 / (k * (1 - eps * k / 4))
+    expected = 1 / k if integrator != "euler" else 1 / (k * (1 - eps * k / 4))
     # 300 draws × 4096 chains, autocorrelation time ≲ 3 → relative sd of the variance ≲ 0.5%
     assert var == pytest.approx(expected, rel=0.03)
+
+
+def _run(state, gen, grad, steps: int, **kw) -> tuple[sgld.SGLDState, list[torch.Tensor]]:
+    losses = []
+    for _ in range(steps):
+        state, info = sgld.step(state, gen, grad, nbeta=1.0, **kw)
+        losses.append(info.loss)
+    return state, losses
+
+
+def test_baoab_at_infinite_friction_is_lm() -> None:
+    """c = exp(−ξ√ε) = 0: the velocity is the last draw, and the step is LM's."""
+    grad = _quadratic_grad(torch.tensor([1.0, 30.0], dtype=torch.float64))
+    kw = dict(step_size=0.01, gamma=0.5, center=torch.zeros(2, dtype=torch.float64))
+    paths = {}
+    for integ in ("lm", "baoab"):
+        gen = torch.Generator().manual_seed(5)
+        state = sgld.init(torch.ones(3, 2, dtype=torch.float64), gen)
+        paths[integ], _ = _run(state, gen, grad, 50, integrator=integ, friction=math.inf, **kw)
+    torch.testing.assert_close(paths["baoab"].position, paths["lm"].position)
+    torch.testing.assert_close(paths["baoab"].noise, paths["lm"].noise)
+
+
+@pytest.mark.parametrize(("friction", "eps"), [(8.0, 0.01), (1.0, 0.01), (math.inf, 0.01)])
+def test_relaxation_steps_is_the_decay_of_the_mean(friction: float, eps: float) -> None:
+    """Without noise the mean of (z, v) on U = kz²/2 decays as |μ|ᵗ: −1/ln|μ| is
+    ``relaxation_steps`` (2/(εk) for LM, ≈ ξ/(k√ε) overdamped, 2/(ξ√ε) underdamped)."""
+    from numeric.precondition import relaxation_steps
+
+    k = 2.0
+    grad = _quadratic_grad(torch.tensor([k], dtype=torch.float64))
+    gen = torch.Generator().manual_seed(0)
+    state = sgld.SGLDState(
+        torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)
+    )
+    center = torch.zeros(1, dtype=torch.float64)
+    kw = dict(step_size=eps, gamma=0.0, center=center, integrator="baoab", friction=friction)
+    t0, t1 = 300, 1300
+    a, _ = _run(state, gen, grad, t0, noise_scale=0.0, **kw)
+    b, _ = _run(a, gen, grad, t1 - t0, noise_scale=0.0, **kw)
+    size = lambda s: float(torch.cat([s.position * math.sqrt(k), s.noise]).norm())  # noqa: E731
+    measured = -(t1 - t0) / math.log(size(b) / size(a))
+    assert measured == pytest.approx(relaxation_steps(eps, k, friction), rel=0.02)
+
+
+def test_baoab_samples_a_singular_target() -> None:
+    """K = w1²w2² at nβ = 1000, γ = 1 (exact gradients): the flat directions, held by γ alone,
+    relax in ≈ 1/√ε steps with momentum (2/ε under LM, 20,000 here); 6,000 BAOAB steps land on
+    the quadrature value of nβ·E[K]."""
+    from numeric.reference import expected_llc
+
+    def potential(w: torch.Tensor) -> torch.Tensor:
+        return w[..., 0].square() * w[..., 1].square()
+
+    def grad(w: torch.Tensor, gen: torch.Generator) -> sgld.GradientEval:
+        k = potential(w)
+        g = 2 * w * w.flip(-1).square()
+        return sgld.GradientEval(k, torch.zeros_like(k), g)
+
+    nbeta, c = 1000.0, 2000
+    ref = expected_llc(potential, [0.0, 0.0], nbeta=nbeta, gamma=1.0).value
+    gen = torch.Generator().manual_seed(2)
+    state = sgld.init(torch.zeros(c, 2, dtype=torch.float64), gen)
+    kw = dict(
+        step_size=1e-4,
+        nbeta=nbeta,
+        gamma=1.0,
+        center=torch.zeros(2, dtype=torch.float64),
+        integrator="baoab",
+        friction=2.0,
+    )
+    total = torch.zeros(c, dtype=torch.float64)
+    for i in range(6000):
+        state, info = sgld.step(state, gen, grad, **kw)
+        if i >= 3000:
+            total += info.loss
+    per_chain = nbeta * total / 3000
+    stderr = float(per_chain.std()) / math.sqrt(c)
+    assert abs(float(per_chain.mean()) - ref) < 4 * stderr + 0.005 * ref
+
+
+def test_friction_for_heating_meets_the_tolerance_exactly() -> None:
+    eps, tol = 1e-4, 0.01
+    for excess in (1e-5, 1e-4, 3e-3):
+        xi = sgld.friction_for_heating(excess, eps, tol)
+        assert excess * sgld.noise_heating(eps, "baoab", xi) == pytest.approx(tol, rel=1e-9)
+        # less friction would heat more
+        assert excess * sgld.noise_heating(eps, "baoab", 0.9 * xi) > tol
+    assert sgld.friction_for_heating(0.0, eps, tol) == 0.0  # no gradient noise: no constraint
+    assert sgld.friction_for_heating(0.02, eps, tol) == math.inf  # even LM heats more: LM
+    assert sgld.noise_heating(eps, "lm", 1.0) == 1.0
+    assert sgld.noise_heating(eps, "baoab", math.inf) == 1.0
 
 
 def test_mala_leaves_gaussian_invariant_at_large_steps() -> None:
