@@ -627,15 +627,18 @@ def estimate_llc(
             # (BAOAB: in chunks of half a relaxation time, the friction raised after each so
             # that the minibatch heating stays small as the chains spread)
             cool()
-            chunk = 256 if integrator != "baoab" else max(32, math.ceil(relax_flat() / 2))
+            half = (lambda: max(32, math.ceil(relax_flat() / 2))) if integrator == "baoab" else None
+            chunk = 256 if half is None else half()
             while burned < min(2 * relax_flat(), MAX_BURNIN_STEPS):
                 k = min(chunk, MAX_BURNIN_STEPS - burned)
                 runner.advance(k)
                 burned += k
-                chunk *= 2 if integrator != "baoab" else 1
                 if step_size is None:
                     shrink_if_stiffer()
                 cool()
+                # LM: doubling chunks; BAOAB: half a relaxation time (which grows as ξ is
+                # raised), at most doubling, so that κ and the heating are re-measured O(log) times
+                chunk = 2 * chunk if half is None else max(chunk, min(2 * chunk, half()))
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
             cool()
