@@ -557,6 +557,16 @@ def estimate_llc(
         runner.kappa, runner.step_size = kappa, step_scale / kappa
         return True
 
+    def heating_here(factor: float = 1.0) -> float:
+        """``_inflation`` with ``factor`` (``sgld.noise_heating``) at the chains' positions (up
+        to ``INFLATION_CHAINS`` of those alive; nan with none)."""
+        chosen = runner.alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
+        if chosen.numel() == 0:
+            return math.nan
+        grad = _gradient_fn(model, kspec, kern.consts, chosen)
+        pos = runner.state.position[chosen]
+        return _inflation(grad, pos, gen, runner.step_size, nbeta_v, pre_s, heating=factor)
+
     def cool() -> None:
         """BAOAB with the default friction: raise ξ (never lower it) until the minibatch heating
         measured where the chains are is at most ``HEAT_TOL`` (``sgld.friction_for_heating``);
@@ -564,20 +574,9 @@ def estimate_llc(
         nonlocal xi_fric, anchor_every
         if integrator != "baoab" or friction_given:
             return
-        alive = runner.alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
-        if alive.numel() == 0:
+        excess = heating_here() - 1.0
+        if math.isnan(excess):
             return
-        excess = (
-            _inflation(
-                _gradient_fn(model, kspec, kern.consts, alive),
-                runner.state.position[alive],
-                gen,
-                runner.step_size,
-                nbeta_v,
-                pre_s,
-            )
-            - 1.0
-        )
         need = sgld.friction_for_heating(excess, runner.step_size, HEAT_TOL)
         if need > xi_fric:
             xi_fric = need
@@ -694,16 +693,7 @@ def estimate_llc(
             )
         else:
             tr = draws(num_draws)
-        chosen = runner.alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
-        inflation = _inflation(
-            _gradient_fn(model, kspec, kern.consts, chosen),
-            runner.state.position[chosen],
-            gen,
-            runner.step_size,
-            nbeta_v,
-            pre_s,
-            heating=sgld.noise_heating(runner.step_size, integrator, xi_fric),
-        )
+        inflation = heating_here(sgld.noise_heating(runner.step_size, integrator, xi_fric))
     finally:
         runner.close()
 
