@@ -71,8 +71,10 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
   under LM, ≈ 1/√(ε·κ_flat) under BAOAB at critical damping). λ̂ depends on that spread: on RRR
   M = N = H = 2 at the noisy origin runs of ~700 LM steps gave 0.87–1.50, an exact sampler 1.11.
 * Burn-in: the 128 adaptation steps, then up to 5·t steps, then (flat directions) up to 2·t_flat
-  steps in doubling chunks with κ re-measured after each and ε shrunk if it grew by more than
-  half (the spread reaches regions of higher curvature; at most 20000 steps in all), then blocks
+  steps in chunks (LM: doubling from 256; BAOAB: half of t_flat, at most doubling) with κ
+  re-measured after each and ε shrunk if it grew by more than half (the spread reaches regions of
+  higher curvature), and BAOAB's friction raised if the heating grew (at most 20000 steps in
+  all), then blocks
   of 100 steps until two consecutive blocks agree (|z| < 2 on nβ·ΔL and on ‖w − w*‖², ESS-based
   errors), at most 40 blocks.
 * Draws: enough for ≈ 400 effective samples over all chains given the autocorrelation time
