@@ -333,7 +333,8 @@ def estimate_llc(
     ``integrator``: ``"auto"`` (LM near a minimum, BAOAB where the chains spread along flat
     directions: module docstring), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
     (underdamped Langevin with ``friction`` ξ; default 2√κ of the slowest directions, critical
-    damping; ``numeric.sgld``).
+    damping, raised during burn-in where the chains spread until the minibatch heating is at most
+    1%; ``numeric.sgld``). A given ``friction`` is kept, and used only where BAOAB runs.
 
     ``preconditioner``: ``"auto"`` (the dense Hessian preconditioner when D ≤ 2048, the gradient is
     the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"`` (module
@@ -366,6 +367,10 @@ def estimate_llc(
         )
     if friction is not None and not (isinstance(friction, (int, float)) and friction > 0):
         raise InvalidInputError(f"friction must be a number > 0 (or None), got {friction!r}")
+    if friction is not None and integrator in ("lm", "euler"):
+        raise InvalidInputError(
+            f"friction applies to integrator='baoab' (or 'auto'), not {integrator!r}"
+        )
     if preconditioner not in ("auto", "none", "hessian"):
         raise InvalidInputError(
             f"preconditioner must be 'auto', 'none' or 'hessian', not {preconditioner!r}"
@@ -628,7 +633,8 @@ def estimate_llc(
             # (BAOAB: in chunks of half a relaxation time, the friction raised after each so
             # that the minibatch heating stays small as the chains spread)
             cool()
-            half = (lambda: max(32, math.ceil(relax_flat() / 2))) if integrator == "baoab" else None
+            baoab_flat = integrator == "baoab" and track_positions
+            half = (lambda: max(32, math.ceil(relax_flat() / 2))) if baoab_flat else None
             chunk = 256 if half is None else half()
             while burned < min(2 * relax_flat(), MAX_BURNIN_STEPS):
                 k = min(chunk, MAX_BURNIN_STEPS - burned)

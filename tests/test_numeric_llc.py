@@ -51,6 +51,17 @@ def test_regular_linear_regression_recovers_d_over_2() -> None:
     assert not [f for f in est.diagnostics if f.severity != "info"], est.diagnostics
 
 
+def test_baoab_by_request_at_a_minimum() -> None:
+    """integrator='baoab' where the default is LM (a preconditioned minimum): critical damping of
+    the slowest preconditioned direction (ξ = 2), and the estimate on the exact target."""
+    m, w_hat = _linear(n=2000, d=4)
+    est = numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, num_chains=4, integrator="baoab")
+    assert est.config.integrator == "baoab" and est.config.friction == pytest.approx(2.0)
+    assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
+    ref = expected_llc(m, w_hat, nbeta=est.nbeta, gamma=est.config.gamma)
+    _assert_close(est, ref.value)
+
+
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_normal_crossing_monomials_at_origin(k: int) -> None:
     K = lambda w: w[..., 0] ** (2 * k)  # noqa: E731
@@ -165,6 +176,13 @@ def test_bad_inputs_raise_clear_errors() -> None:
     y_nan[7] = math.nan
     with pytest.raises(InvalidInputError, match=r"not finite: data\[1\] has NaN"):
         numeric.estimate_llc(m.loss_fn, {"w": w_hat}, (m.X, y_nan), **ok)
+    for bad in (0.0, -1.0):
+        with pytest.raises(InvalidInputError, match="friction must be"):
+            numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, friction=bad, **ok)
+    with pytest.raises(InvalidInputError, match="friction applies"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, friction=2.0, integrator="lm", **ok)
+    with pytest.raises(InvalidInputError, match="integrator must be"):
+        numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, integrator="verlet", **ok)
     with pytest.raises(InvalidInputError, match="num_draws must be an int ≥ 4"):
         numeric.estimate_llc(m.loss_fn, {"w": w_hat}, m.data, **{**ok, "num_draws": 3})
     with pytest.raises(InvalidInputError, match="different lengths"):
