@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -15,22 +15,36 @@ from torch import Tensor
 from numeric.errors import InvalidInputError
 
 
+def _parts(data: Any) -> list[tuple[str, Any]] | None:
+    """(name, part) of a dict (``data['key']``) or tuple (``data[i]``) of tensors; None for
+    other data, which is one piece."""
+    if isinstance(data, Mapping):
+        return [(f"data[{k!r}]", x) for k, x in data.items()]
+    if isinstance(data, (tuple, list)):
+        return [(f"data[{i}]", x) for i, x in enumerate(data)]
+    return None
+
+
+def _each(data: Any, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` applied to each part of a dict or tuple (a dict or tuple again), or to ``data``."""
+    if isinstance(data, Mapping):
+        return {k: fn(x) for k, x in data.items()}
+    if isinstance(data, (tuple, list)):
+        return tuple(fn(x) for x in data)
+    return fn(data)
+
+
 def data_len(data: Any) -> int:
     """Number of samples: the common length of the tensors of a tuple or dict, or ``len(data)``."""
-    if isinstance(data, Mapping):
-        if len(data) == 0:
-            raise InvalidInputError("data is an empty dict")
-        lens = {k: int(x.shape[0]) if isinstance(x, Tensor) else len(x) for k, x in data.items()}
+    parts = _parts(data)
+    if parts is not None:
+        if not parts:
+            raise InvalidInputError(f"data is an empty {type(data).__name__}")
+        lens = {name: int(x.shape[0]) if isinstance(x, Tensor) else len(x) for name, x in parts}
         if len(set(lens.values())) != 1:
-            raise InvalidInputError(f"data tensors have different lengths {lens}")
+            shown = ", ".join(f"{name} {m}" for name, m in lens.items())
+            raise InvalidInputError(f"data tensors have different lengths: {shown}")
         return next(iter(lens.values()))
-    if isinstance(data, (tuple, list)):
-        if len(data) == 0:
-            raise InvalidInputError("data is an empty tuple")
-        lens = {int(x.shape[0]) if isinstance(x, Tensor) else len(x) for x in data}
-        if len(lens) != 1:
-            raise InvalidInputError(f"data tensors have different lengths {sorted(lens)}")
-        return lens.pop()
     if isinstance(data, Tensor):
         if data.dim() == 0:
             raise InvalidInputError("data is a 0-dim tensor")
@@ -40,11 +54,7 @@ def data_len(data: Any) -> int:
 
 def take(data: Any, idx: Tensor) -> Any:
     """``data`` indexed by a tensor of indices (shape [C, B] gives a batch per chain)."""
-    if isinstance(data, Mapping):
-        return {k: _take1(x, idx) for k, x in data.items()}
-    if isinstance(data, (tuple, list)):
-        return tuple(_take1(x, idx) for x in data)
-    return _take1(data, idx)
+    return _each(data, lambda x: _take1(x, idx))
 
 
 def _take1(x: Any, idx: Tensor, out: Tensor | None = None) -> Any:
@@ -136,22 +146,13 @@ def to_device(data: Any, device: torch.device, dtype: torch.dtype) -> Any:
             return x.to(dtype) if x.is_floating_point() else x
         return x
 
-    if isinstance(data, Mapping):
-        return {k: conv(x) for k, x in data.items()}
-    if isinstance(data, (tuple, list)):
-        return tuple(conv(x) for x in data)
-    return conv(data)
+    return _each(data, conv)
 
 
 def non_finite_parts(data: Any) -> list[str]:
     """Names of the floating-point tensors of ``data`` that hold NaN or inf (``data``,
     ``data[i]`` or ``data['key']``), to say where a non-finite loss comes from."""
-    if isinstance(data, Mapping):
-        named = [(f"data[{k!r}]", x) for k, x in data.items()]
-    elif isinstance(data, (tuple, list)):
-        named = [(f"data[{i}]", x) for i, x in enumerate(data)]
-    else:
-        named = [("data", data)]
+    named = _parts(data) or [("data", data)]
     return [
         name
         for name, x in named

@@ -349,37 +349,35 @@ class Kernel:
         compiled: bool,
         cache_key: Hashable | None = None,
     ) -> None:
-        self.consts, self.data, self.compiled = consts, data, compiled
+        self.data, self.compiled = data, compiled
         if compiled:
             like = consts.w_star
             # batch-innermost minibatches on CPU only (measured there; GPU kernels keep rows)
             self._gather = Gatherer(data, batch_inner=like.device.type == "cpu")
             self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
-            # scalars as 0-d tensors: a new nβ, γ, α, ξ or ε must not trigger a recompile
-            self._k = consts._replace(
-                **{
-                    name: torch.tensor(getattr(consts, name), dtype=like.dtype, device=like.device)
-                    for name in ("nbeta", "gamma", "alpha", "friction")
-                }
-            )
             self._full = torch.ones(UNROLL, dtype=torch.bool, device=like.device)
         else:
             self.block = make_block(f, spec, functional=False)
-            self._k = consts
+        self.consts = self._k = consts
+        if compiled:  # the scalars as 0-d tensor arguments from the start
+            self.update_constants(
+                **{name: getattr(consts, name) for name in ("nbeta", "gamma", "alpha", "friction")}
+            )
 
-    def set_friction(self, friction: float) -> None:
-        """A new BAOAB friction ξ (no recompile: a tensor argument when compiled)."""
-        self.consts = self.consts._replace(friction=friction)
-        value: float | Tensor = friction
+    def update_constants(self, **changes: Any) -> None:
+        """Replace some ``Constants`` (new anchors, a new friction, ...) without a recompile:
+        compiled, scalars are passed as 0-d tensors, so a new nβ, γ, α, ξ (or ε) is a new
+        argument value, not a new graph."""
+        self.consts = self.consts._replace(**changes)
         if self.compiled:
             like = self.consts.w_star
-            value = torch.tensor(friction, dtype=like.dtype, device=like.device)
-        self._k = self._k._replace(friction=value)
-
-    def set_anchor(self, anchor: Tensor, g_anchor: Tensor) -> None:
-        """New anchors r [C, D] and ∇L_n(r) for an anchored control variate (no recompile)."""
-        self.consts = self.consts._replace(anchor=anchor, g_anchor=g_anchor)
-        self._k = self._k._replace(anchor=anchor, g_anchor=g_anchor)
+            changes = {
+                name: torch.tensor(v, dtype=like.dtype, device=like.device)
+                if isinstance(v, (int, float))
+                else v
+                for name, v in changes.items()
+            }
+        self._k = self._k._replace(**changes)
 
     def run_drawing(
         self,

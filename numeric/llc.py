@@ -451,12 +451,11 @@ def estimate_llc(
     kappa_flat = 1.0 if pre_s is not None else gamma + prior_precision
     if integrator == "auto":  # momentum where the slow directions are held by γ alone
         integrator = "baoab" if track_positions else "lm"
-    friction_given = friction is not None
-    xi_fric = math.inf  # LM and Euler: no friction (LM is BAOAB's ξ = ∞)
+    xi0 = math.inf  # the friction: ∞ for LM and Euler (LM is BAOAB's ξ = ∞), kern.consts.friction
     if integrator == "baoab":  # default: critical damping of the slowest directions
         slowest = kappa_min if kappa_min > 0 and not track_positions else kappa_flat
         critical = 2.0 * math.sqrt(slowest) if slowest > 0 else 2.0
-        xi_fric = float(friction) if friction is not None else critical
+        xi0 = float(friction) if friction is not None else critical
 
     cv = gradient == "control_variate"
     epoch = 8 * math.ceil(n / bsz / 8)  # ⌈n/B⌉ steps, rounded up to a multiple of 8
@@ -474,7 +473,7 @@ def estimate_llc(
         anchored=anchor_every > 0,
     )
     consts = kernel.Constants(
-        w_star, g_star, pre_s, probe, nbeta_v, gamma, prior_precision, friction=xi_fric
+        w_star, g_star, pre_s, probe, nbeta_v, gamma, prior_precision, friction=xi0
     )
     if kspec.anchored:  # until the first refresh every chain is anchored at w*
         consts = consts._replace(
@@ -505,7 +504,7 @@ def estimate_llc(
             while done < m:
                 if since_anchor >= anchor_every:
                     pos = state.position.detach().clone()
-                    kern.set_anchor(pos, model.full_loss_grad(pos)[1])
+                    kern.update_constants(anchor=pos, g_anchor=model.full_loss_grad(pos)[1])
                     since_anchor = 0
                 k = min(m - done, anchor_every - since_anchor)
                 state, part = kern.run_drawing(state, k, eps, gen, n, bsz, record)
@@ -552,7 +551,7 @@ def estimate_llc(
     def relax() -> float:
         if not kappa_min > 0:
             return math.nan
-        return relaxation_steps(runner.step_size, kappa_min, xi_fric)
+        return relaxation_steps(runner.step_size, kappa_min, kern.consts.friction)
 
     def shrink_if_stiffer() -> bool:
         """Re-measure κ where the chains are; if it grew by more than half, ε = step_scale/κ."""
@@ -578,23 +577,24 @@ def estimate_llc(
         """BAOAB with the default friction: raise ξ (never lower it) until the minibatch heating
         measured where the chains are is at most ``HEAT_TOL`` (``sgld.friction_for_heating``);
         as the chains spread the control variate's variance grows with ‖w − a‖²."""
-        nonlocal xi_fric, anchor_every
-        if integrator != "baoab" or friction_given:
+        nonlocal anchor_every
+        if integrator != "baoab" or friction is not None:
             return
         excess = heating_here() - 1.0
         if math.isnan(excess):
             return
         need = sgld.friction_for_heating(excess, runner.step_size, HEAT_TOL)
-        if need > xi_fric:
-            xi_fric = need
-            kern.set_friction(need)
-        if math.isinf(xi_fric) and anchors_auto:  # LM's limit: the frequent anchors do not pay
+        if need > kern.consts.friction:
+            kern.update_constants(friction=need)
+        if (
+            math.isinf(kern.consts.friction) and anchors_auto
+        ):  # LM's limit: the frequent anchors do not pay
             anchor_every = epoch
 
     def relax_flat() -> float:
         if not track_positions:
             return math.nan
-        return relaxation_steps(runner.step_size, kappa_flat, xi_fric)
+        return relaxation_steps(runner.step_size, kappa_flat, kern.consts.friction)
 
     # ---- step size and burn-in -------------------------------------------------------------
     v = torch.randn(c, d, generator=gen, device=dev, dtype=dt)
@@ -633,19 +633,19 @@ def estimate_llc(
             # (BAOAB: in chunks of half a relaxation time, the friction raised after each so
             # that the minibatch heating stays small as the chains spread)
             cool()
-            baoab_flat = integrator == "baoab" and track_positions
-            half = (lambda: max(32, math.ceil(relax_flat() / 2))) if baoab_flat else None
-            chunk = 256 if half is None else half()
+            chunk = 0  # steps in the last chunk
             while burned < min(2 * relax_flat(), MAX_BURNIN_STEPS):
+                if integrator == "baoab":  # half a relaxation time (longer as ξ rises), ≤ 2×
+                    half = max(32, math.ceil(relax_flat() / 2))
+                    chunk = min(2 * chunk, max(chunk, half)) if chunk else half
+                else:  # doubling from 256
+                    chunk = 2 * chunk if chunk else 256
                 k = min(chunk, MAX_BURNIN_STEPS - burned)
                 runner.advance(k)
                 burned += k
                 if step_size is None:
                     shrink_if_stiffer()
                 cool()
-                # LM: doubling chunks; BAOAB: half a relaxation time (which grows as ξ is
-                # raised), at most doubling, so that κ and the heating are re-measured O(log) times
-                chunk = 2 * chunk if half is None else max(chunk, min(2 * chunk, half()))
             b, tail = _engine.burn_in_blocks(runner)
             burned += b
             cool()
@@ -701,7 +701,8 @@ def estimate_llc(
             )
         else:
             tr = draws(num_draws)
-        inflation = heating_here(sgld.noise_heating(runner.step_size, integrator, xi_fric))
+        xi = kern.consts.friction
+        inflation = heating_here(sgld.noise_heating(runner.step_size, integrator, xi))
     finally:
         runner.close()
 
@@ -784,7 +785,7 @@ def estimate_llc(
         acceptance_rate=float("nan"),
         full_loss_every=every if full else 0,
         anchor_every=anchor_every,
-        friction=xi_fric if integrator == "baoab" else math.nan,
+        friction=kern.consts.friction if integrator == "baoab" else math.nan,
         num_params=d,
         device=str(dev),
         dtype=str(dt).removeprefix("torch."),

@@ -166,21 +166,21 @@ def update(
         dz = d if preconditioner is None else d @ preconditioner  # S·d: the gradient in z
         scale = (step_size**0.5) * noise_scale
         new_noise = xi
+        c: float | Tensor = 0.0  # the velocity BAOAB keeps; LM and Euler keep none
         if integrator == "lm":
             inc = (state.noise + xi) * (0.5 * scale)
-            move = dz * (-0.5 * step_size)
         elif integrator == "euler":
             inc = xi * scale
-            move = dz * (-0.5 * step_size)
         elif integrator == "baoab":
             h = step_size**0.5
             c = velocity_decay(step_size, friction)
             keep = (1.0 - c * c) ** 0.5
-            move = dz * (-0.5 * step_size * (1.0 + c))
             inc = (state.noise * (1.0 + c) + xi * (keep * noise_scale)) * (0.5 * h)
             new_noise = (state.noise - dz * h) * c + xi * (keep * noise_scale)
         else:
             raise ValueError(f"unknown integrator {integrator!r}")
+        # −(ε/2)·d, plus BAOAB's second half-step along the kicked velocity, −c·(ε/2)·d
+        move = dz * (-0.5 * step_size * (1.0 + c))
         if preconditioner is None:
             new = w + move + inc
         else:
