@@ -76,12 +76,12 @@ def one(chains: int, dim: int, gradient: str, steps: int, threads: int, device: 
             torch.cuda.synchronize()
         return time.perf_counter() - t
 
-    timed(2)  # warm-up: also the one-off imports (sympy through torch's functorch, ~80 MB)
+    timed(4)  # warm-up: also the one-off imports (sympy through torch's functorch, ~80 MB)
     base = _current_rss()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
         base_dev = torch.cuda.memory_allocated()
-    short = max(1, steps // 3)
+    short = max(4, steps // 3)
     t_long, t_short = timed(steps), timed(short)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     extra = (peak - base) / 2**20
@@ -130,29 +130,27 @@ def main() -> None:
     rows = []
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     for c, d, grad, steps in configs:
-        out = (
-            subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--threads",
-                    str(args.threads),
-                    "--device",
-                    args.device,
-                    "--one",
-                    str(c),
-                    str(d),
-                    grad,
-                    str(steps),
-                ],
-                capture_output=True,
-                text=True,
-                env=env,
-                check=True,
-            )
-            .stdout.strip()
-            .splitlines()[-1]
+        proc = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--threads",
+                str(args.threads),
+                "--device",
+                args.device,
+                "--one",
+                str(c),
+                str(d),
+                grad,
+                str(steps),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
         )
+        if proc.returncode != 0:
+            sys.exit(f"configuration {(c, d, grad, steps)} failed:\n{proc.stderr}")
+        out = proc.stdout.strip().splitlines()[-1]
         row = json.loads(out)
         rows.append(row)
         print(out, flush=True)

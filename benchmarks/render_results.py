@@ -2,6 +2,7 @@
 
 python benchmarks/render_results.py benchmarks/out/bench_vs_devinterp.json
 python benchmarks/render_results.py benchmarks/out/bench_numeric_scaling.json
+python benchmarks/render_results.py benchmarks/out/bench_gpu_llc.json
 """
 
 from __future__ import annotations
@@ -116,12 +117,77 @@ def scaling_table(rows: list[dict]) -> str:
     )
 
 
+def gpu_llc_tables(rows: dict[str, dict]) -> str:
+    dln = _table(
+        [
+            "model",
+            "params D",
+            "chains × batch",
+            "burn-in + draws",
+            "ε",
+            "wall s",
+            "steps / s",
+            "λ̂ ± stderr",
+            "λ = h²/2",
+            "ESS",
+            "findings",
+            "peak GiB",
+        ],
+        [
+            [
+                name,
+                f"{r['params']:,}",
+                f"{r['chains']} × {r['batch']}",
+                f"{r['burnin']:,} + {r['draws']:,}",
+                f"{r['step_size']:.3g}",
+                f"{r['wall_s']:.1f}",
+                f"{r['steps_per_s']:.1f}",
+                f"{r['estimate']:,.0f} ± {r['stderr']:,.0f}",
+                f"{r['exact']:,.0f}",
+                f"{r['ess']:.0f}",
+                ", ".join(r["findings"]) or "none",
+                f"{r['peak_gib']:.1f}",
+            ]
+            for name, r in rows.items()
+            if name.startswith("dln")
+        ],
+    )
+    out = ["\n".join(dln)]
+    for name, r in rows.items():
+        if "eager" not in r:
+            continue
+        out.append(
+            "\n".join(
+                _table(
+                    ["run", "wall s", "steps", "chain-steps / s", "λ̂ ± stderr", "λ_β", "findings"],
+                    [
+                        [
+                            f"{name} {how}",
+                            f"{r[how]['wall_s']:.2f}",
+                            str(r[how]["steps"]),
+                            f"{r[how]['chain_steps_per_s']:,.0f}",
+                            f"{r[how]['estimate']:.4f} ± {r[how]['stderr']:.3f}",
+                            f"{r['exact_finite_temperature']:.4f}",
+                            ", ".join(r[how]["findings"]) or "none",
+                        ]
+                        for how in ("eager", "compiled_first", "compiled_cached")
+                    ],
+                )
+            )
+        )
+    return "\n\n".join(out)
+
+
 def main() -> None:
     for path in sys.argv[1:]:
         with open(path) as fh:
             doc = json.load(fh)
         rows = doc["rows"]
-        print(devinterp_tables(rows) if "devinterp_s" in rows[0] else scaling_table(rows))
+        if isinstance(rows, dict):
+            print(f"{doc['device']}, torch {doc['torch']}\n")
+            print(gpu_llc_tables(rows))
+        else:
+            print(devinterp_tables(rows) if "devinterp_s" in rows[0] else scaling_table(rows))
         print()
 
 

@@ -24,7 +24,7 @@ from torch import Tensor
 from torch.func import vmap
 
 from numeric._params import flatten_params
-from numeric.data import data_len, take
+from numeric.data import data_len, take, to_device
 from numeric.errors import InvalidInputError
 
 
@@ -55,12 +55,13 @@ def _flat_loss(
     n = data_len(data)
     if n == 0:
         raise InvalidInputError("data is empty")
+    data = to_device(data, w0.device, w0.dtype)  # as estimate_llc: the data follow the params
 
     def full(f: Tensor) -> Tensor:
         total = f.new_zeros(())
         for s in range(0, n, chunk_size):
             e = min(s + chunk_size, n)
-            total = total + loss(unflat(f), take(data, torch.arange(s, e))) * (e - s)
+            total = total + loss(unflat(f), take(data, torch.arange(s, e, device=w0.device))) * (e - s)
         return total / n
 
     return full, w0

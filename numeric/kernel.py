@@ -16,7 +16,8 @@ their results batch-innermost too, and the loops vectorise along the batch (anot
 RRR at 256 chains).
 The compiled function is cached per (loss function, shapes, settings), so repeated
 estimates on one model compile once per process. Eager and compiled runs consume the same random
-numbers and agree up to floating-point rounding.
+numbers and agree up to floating-point rounding (eager runs of more than ``PREDRAW_NUMBERS``/UNROLL
+chains × parameters draw step by step, another order of the numbers).
 
 Per step the block records L_B(w_t) and L_B(w*) on the same minibatch and, where ``Record``
 asks for them, ‖w_t − w*‖² (burn-in stationarity), the drift d_t = ∇Û(w_t) projected on
@@ -45,6 +46,10 @@ from numeric._inductor import small_matmul_backend
 from numeric.data import Gatherer, take
 
 UNROLL = 8  # steps per compiled call
+# eager runs draw the normals of UNROLL steps at once only while they fit in this many numbers
+# (64 MB of float32); larger models draw one step's at a time (UNROLL × C × D would be 8 more
+# copies of the state: 12 GB for 4 chains of 10⁸ parameters)
+PREDRAW_NUMBERS = 2**24
 CACHE_SIZE = 16  # compiled kernels kept per process (least recently used dropped)
 
 FlatLoss = Callable[[Tensor, Any], Tensor]  # L_B(w) for one flat parameter vector [D]
@@ -391,11 +396,15 @@ class Kernel:
     ) -> tuple[sgld.SGLDState, BlockTrace]:
         """m steps, drawing their randomness from ``gen`` ``UNROLL`` steps at a time: the
         pre-drawn normals then take UNROLL × C × D numbers, a constant multiple of the state
-        (drawing a whole block at once took 64 × C × D: 2.6 GB for one chain of 10⁷ floats)."""
-        c = state.position.shape[0]
+        (drawing a whole block at once took 64 × C × D: 2.6 GB for one chain of 10⁷ floats).
+        Eager runs with UNROLL × C × D > ``PREDRAW_NUMBERS`` draw one step at a time (another
+        order of the same generator's numbers: such runs differ from those of the compiled
+        kernel, which always draws UNROLL steps)."""
+        c, d = state.position.shape
+        per = UNROLL if self.compiled or UNROLL * c * d <= PREDRAW_NUMBERS else 1
         parts = []
-        for s in range(0, m, UNROLL):
-            noise = draw_block(gen, min(UNROLL, m - s), c, n, batch, self.consts.w_star)
+        for s in range(0, m, per):
+            noise = draw_block(gen, min(per, m - s), c, n, batch, self.consts.w_star)
             state, tr = self.run(state, noise, eps, record)
             parts.append(tr)
         return state, cat_traces(parts)

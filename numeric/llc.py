@@ -88,7 +88,10 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
 * Mixing of the slow directions: at every draw the gradient estimate d = ∇Û(w) the step used is
   projected on the (up to) three slowest relevant directions, r_j = u_j·d/√(nβh_j + γ + α)
   (unit variance, mean exactly 0 under the target since E_p[∇U] = 0), and the ``slow_mixing``
-  finding reports their ESS and R-hat (``diagnostics.direction_mixing``): the loss trace is
+  finding reports their ESS and R-hat (``diagnostics.direction_mixing``; a warning below ESS 100
+  or above R-hat max(1.05, 1 + 2m/ESS), an error below ESS 30, above R-hat max(1.1, 1 + 4m/ESS)
+  or when the whole run is shorter than t: R-hat − 1 of well-mixed chains is ≈ m/ESS, large for
+  many short chains, ``diagnostics.rhat_limit``): the loss trace is
   dominated by the fast, stiff directions and its ESS can look fine while the soft ones have not
   moved. The gradient rather than the position: where the minimum is a curved manifold the
   chains drift slowly along it, which moves (w − w*)·u_j but not the mean of u_j·∇U, and does
@@ -342,7 +345,7 @@ def estimate_llc(
 
     ``compile=True`` runs the SGLD steps through one ``torch.compile``d kernel of
     ``kernel.UNROLL`` fused steps (same random numbers as the eager loop, so the same estimate up
-    to rounding): 10–30× fewer microseconds per step for small models, after a one-off compile of
+    to rounding, for C·D up to 2²¹): 10–30× fewer microseconds per step for small models, after a one-off compile of
     seconds (tens of seconds on a cold cache). The kernel is cached per process for the same
     ``loss_fn`` object (``from_module`` returns equal ones for the same module), shapes and
     settings, so later estimates on the same model do not compile again. Worth it for long runs
@@ -727,6 +730,9 @@ def estimate_llc(
                 num_burnin=burned,
                 num_draws=int(num_draws),
                 offer_preconditioner=pre_s is None,
+                # R-hat's own noise at this ESS (many short chains): 1 + 2m/ESS, 1 + 4m/ESS
+                max_rhat=rhat_limit(slow_ess, int(alive.sum()), 1.05),
+                error_rhat=rhat_limit(slow_ess, int(alive.sum()), 1.1, multiple=4.0),
             )
         )
     if pos_mixing is not None:

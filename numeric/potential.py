@@ -34,7 +34,7 @@ the number of draws is chosen automatically, draws are added (up to 20,000 per c
 ESS reaches 800. A ``slow_mixing`` finding says when the positions mix poorly: a warning below
 ESS 400 (Vehtari et al. 2021) or above R-hat max(1.01, 1 + 2m/ESS) for m chains
 (``diagnostics.rhat_limit``: Vehtari's 1.01 less the noise of R-hat at this ESS), an error below
-ESS 30 or above R-hat 1.1.
+ESS 30 or above R-hat max(1.1, 1 + 4m/ESS).
 """
 
 from __future__ import annotations
@@ -378,6 +378,7 @@ def estimate_llc_potential(
             offer_preconditioner=False,
             min_ess=POSITION_MIN_ESS,
             max_rhat=rhat_limit(pos_ess, int(alive.sum()), POSITION_MAX_RHAT),
+            error_rhat=rhat_limit(pos_ess, int(alive.sum()), 1.1, multiple=4.0),
             subject=f"the chains' positions ({what})",
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )

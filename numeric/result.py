@@ -9,6 +9,7 @@ import numpy as np
 
 from numeric.diagnostics import (
     Finding,
+    chain_mean_stderr,
     check_below_reference,
     check_drift,
     check_mixing,
@@ -134,6 +135,7 @@ class ChainStats:
     per_chain_stderr: np.ndarray
     ess: float
     rhat: float
+    chain_mean_stderr: float  # one chain's mean, from all chains (diagnostics.chain_mean_stderr)
 
 
 def chain_stats(delta: np.ndarray, nbeta: float) -> ChainStats:
@@ -150,12 +152,15 @@ def chain_stats(delta: np.ndarray, nbeta: float) -> ChainStats:
     stderr = float(np.nanmax([se_ess, se_between]))
     pc_se = nbeta * x.std(axis=1, ddof=1) / np.sqrt(np.maximum(per_chain_ess(x), 1.0))
     rhat = split_rhat(x) if (t >= 4 and c * t >= 8) else float("nan")
-    return ChainStats(mean, std, stderr, per_chain, pc_se, e, rhat)
+    pooled_se = nbeta * chain_mean_stderr(x) if t >= 4 else float("nan")
+    return ChainStats(mean, std, stderr, per_chain, pc_se, e, rhat, pooled_se)
 
 
 def standard_findings(delta: np.ndarray, nbeta: float, st: ChainStats) -> tuple[Finding, ...]:
     return (
         check_below_reference(delta, nbeta, st.stderr)
-        + check_mixing(st.per_chain, st.per_chain_stderr, st.rhat, st.ess)
+        + check_mixing(
+            st.per_chain, np.full(st.per_chain.size, st.chain_mean_stderr), st.rhat, st.ess
+        )
         + check_drift(delta, nbeta)
     )

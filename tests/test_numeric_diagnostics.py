@@ -10,6 +10,7 @@ from numeric.diagnostics import (
     Finding,
     _average_ranks,
     autocorr_time,
+    chain_mean_stderr,
     check_below_reference,
     check_draws_capped,
     check_drift,
@@ -18,6 +19,7 @@ from numeric.diagnostics import (
     direction_mixing,
     ess,
     format_findings,
+    per_chain_ess,
     rhat_limit,
     split_rhat,
 )
@@ -104,8 +106,11 @@ def test_findings() -> None:
     assert check_below_reference(-delta, nbeta=100.0, stderr=0.05) == ()
 
     per_chain = np.array([1.0, 1.1, 0.9, 5.0])
-    codes = {f.code for f in check_mixing(per_chain, np.full(4, 0.1), rhat=1.3, ess_value=20)}
+    codes = {f.code for f in check_mixing(per_chain, np.full(4, 0.1), rhat=1.5, ess_value=20)}
     assert codes == {"low_ess", "rhat", "chains_disagree"}
+    # R-hat 1.3 is within R-hat's own noise for 4 chains at ESS 20 (limit 1 + 2·4/20 = 1.4)
+    codes = {f.code for f in check_mixing(per_chain, np.full(4, 0.1), rhat=1.3, ess_value=20)}
+    assert codes == {"low_ess", "chains_disagree"}
     assert check_mixing(per_chain[:3], np.full(3, 0.1), rhat=1.0, ess_value=1e4) == ()
 
     drifting = rng.standard_normal((4, 1000)) + np.linspace(3, 0, 1000)
@@ -131,3 +136,48 @@ def test_format_findings() -> None:
     f = Finding("x", "warning", "something", {"a": 1.0})
     assert format_findings([f]) == "[warning] x: something"
     assert format_findings([]) == "no findings"
+
+
+@pytest.mark.parametrize(
+    ("chains", "draws", "phi"), [(1024, 200, 0.5), (1024, 1000, 0.9), (4, 4000, 0.9)]
+)
+def test_chain_mean_stderr_matches_the_spread_of_chain_means(chains, draws, phi) -> None:
+    """Exact for AR(1): Var(x̄) = (1 + 2 Σ_k (1 − k/T) φ^k)/T."""
+    x = _ar1(phi, chains, draws, seed=chains + draws)
+    k = np.arange(1, draws)
+    exact = np.sqrt((1 + 2 * np.sum((1 - k / draws) * phi**k)) / draws)
+    assert chain_mean_stderr(x) == pytest.approx(exact, rel=0.1 if chains > 4 else 0.3)
+
+
+def test_many_short_chains_that_agree_are_not_flagged() -> None:
+    """1,024 AR(1) chains of 200 draws (τ = 19): each chain's own Geyer error is biased low and
+    the χ² test on it rejects agreement; the pooled error does not, and R-hat − 1 ≈ m/ESS is
+    within ``rhat_limit``."""
+    x = _ar1(0.9, 1024, 200, seed=1)
+    means = x.mean(axis=1)
+    own = x.std(axis=1, ddof=1) / np.sqrt(per_chain_ess(x))
+    pooled = np.full(1024, chain_mean_stderr(x))
+    e, r = ess(x), split_rhat(x)
+    assert r > 1.05  # a fixed threshold would call these chains unmixed
+    assert "chains_disagree" in {f.code for f in check_mixing(means, own, r, e)}
+    assert check_mixing(means, pooled, r, e) == ()
+
+
+def test_a_chain_off_by_many_errors_is_still_flagged() -> None:
+    """The cap on the between-chain term keeps the pooled error from absorbing a real offset."""
+    x = _ar1(0.9, 4, 4000, seed=2)
+    x[0] += 0.6  # ≈ 9 standard errors of a chain mean (√(19/4000) ≈ 0.069)
+    means = x.mean(axis=1)
+    codes = {f.code for f in check_mixing(means, np.full(4, chain_mean_stderr(x)), 1.0, 1e4)}
+    assert "chains_disagree" in codes
+
+
+def test_one_chain_of_the_fewest_draws_has_an_error_bar() -> None:
+    """num_draws = 4 is allowed; one such chain used to give an all-NaN error (and a numpy
+    warning): its halves are too short to split, so its ESS is taken unsplit."""
+    from numeric.result import chain_stats
+
+    x = np.array([[0.1, 0.3, 0.2, 0.5]])
+    assert ess(x) == pytest.approx(4.0)
+    st = chain_stats(x, 10.0)
+    assert st.stderr == pytest.approx(10 * x.std(ddof=1) / 2)  # sd/√ESS, ESS = 4
