@@ -61,7 +61,8 @@ def _flat_loss(
         total = f.new_zeros(())
         for s in range(0, n, chunk_size):
             e = min(s + chunk_size, n)
-            total = total + loss(unflat(f), take(data, torch.arange(s, e, device=w0.device))) * (e - s)
+            rows = torch.arange(s, e, device=w0.device)
+            total = total + loss(unflat(f), take(data, rows)) * (e - s)
         return total / n
 
     return full, w0
