@@ -250,7 +250,7 @@ def draws_until_mixed(
     """``num_draws`` draws and the positions' (ESS, R-hat) over them (``positions_of``: [C, T, j]
     observables); with ``extend``, draws are added until that ESS reaches ``target_ess`` (at
     most ``max_draws`` per chain, three extensions, each sized from the ESS so far). Returns the
-    traces, the draws and the mixing. The rule reads only the mixing of w, never the estimate.
+    traces, the draws and the mixing. The rule reads only the mixing (ESS), never the estimate.
     R-hat is not a target: on K = w1²w2² the rank-based R-hat sees the chains' slow switching
     between the axes, which moves λ̂ little (the z-scores stay calibrated) and would cost runs of
     15,000+ draws."""

@@ -80,7 +80,10 @@ Defaults and the rules behind them (all recorded in ``LLCEstimate.config``):
 * Draws: enough for ≈ 400 effective samples over all chains given the autocorrelation time
   measured on the last two burn-in blocks, and for ≈ 400 effective samples of the slowest
   direction (its autocorrelation time is ≈ 2t), within [200, 20000] per chain; the
-  ``draws_capped`` finding says when the cap binds. With flat directions, draws are added
+  ``draws_capped`` finding says when the cap binds. Where the loss trace's ESS then falls short of
+  200 (its τ, measured on 200 burn-in steps, was too short: 4 chains of a 10⁶-parameter deep
+  linear network gave ESS 52 from 4,099 draws), draws are added until it reaches 200 (at most
+  20000 per chain, three extensions). With flat directions, draws are added
   (``_engine.draws_until_mixed``, at most 20000 per chain) until ‖w − w*‖² has ESS 400; its ESS and
   R-hat go into ``slow_ess``/``slow_rhat`` and a ``slow_mixing`` warning when ESS < 100 or
   R-hat > max(1.01, 1 + 2m/ESS) (an error when burn-in + draws < t_flat/2, the e-folding time
@@ -147,6 +150,9 @@ HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for
 HESSIAN_CHUNK = 2048
 MAX_BURNIN_STEPS = 20_000
 SLOW_ESS, NUM_SLOW = 400.0, 3
+# automatic draws are extended while the loss trace's ESS is below this (its autocorrelation time
+# was measured on 200 burn-in steps, which cannot see a longer one)
+LOSS_ESS = 200.0
 INFLATION_CHAINS = 16  # chains the minibatch-noise inflation is measured on
 HEAT_TOL = 0.01  # BAOAB's default friction keeps the minibatch heating at most 1 + this
 
@@ -702,8 +708,21 @@ def estimate_llc(
                 target_ess=SLOW_ESS,
                 max_draws=_engine.MAX_DRAWS,
             )
-        else:
-            tr = draws(num_draws)
+        else:  # τ of the loss measured on 200 burn-in steps can be far too short (big models)
+
+            def losses_of(t: _engine.Traces) -> np.ndarray:
+                return (
+                    (t.loss - t.ref)[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
+                )
+
+            tr, num_draws, _ = _engine.draws_until_mixed(
+                draws,
+                num_draws,
+                losses_of,
+                extend=extend,
+                target_ess=LOSS_ESS,
+                max_draws=_engine.MAX_DRAWS,
+            )
         xi = kern.consts.friction
         inflation = heating_here(sgld.noise_heating(runner.step_size, integrator, xi))
     finally:

@@ -369,3 +369,30 @@ def test_saddle_of_a_data_model_agrees_with_quadrature(seed: int) -> None:
     ref = expected_llc(potential, [0.0, 0.0], nbeta=est.nbeta, gamma=est.config.gamma)
     assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
     _assert_close(est, ref.value, ref.abserr)
+
+
+def test_automatic_draws_are_extended_while_the_loss_ess_is_short(monkeypatch) -> None:
+    """Beyond 2,048 parameters there is no Hessian rule for the run length; the draws come from
+    the loss trace's τ on the last 200 burn-in steps, which cannot see a longer τ. Forced here to
+    the fewest draws (200), the run must add draws until the loss ESS reaches ``LOSS_ESS`` (or
+    the cap), and land on the closed form λ_β = ½ Σ_j nβ·s_j/(nβ·s_j + γ)."""
+    from numeric import _engine
+    from numeric.llc import LOSS_ESS
+
+    monkeypatch.setattr(_engine, "draws_from_tail", lambda tail, c: _engine.MIN_DRAWS)
+    d = 2100  # > MAX_DENSE_DIM: no Hessian, so no slow-direction rule
+    s = torch.logspace(-2, 0, d)
+    centre = torch.randn(d, generator=torch.Generator().manual_seed(0))
+    x = torch.ones(1000, 1)
+
+    def loss_fn(p, b):
+        return 0.5 * (s * (p["w"] - centre).square()).sum() * b[0].square().mean()
+
+    est = numeric.estimate_llc(
+        loss_fn, {"w": centre.clone()}, (x,), num_chains=4, seed=0, batch_size=8
+    )
+    ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
+    assert est.config.num_draws > _engine.MIN_DRAWS
+    assert est.ess >= 0.8 * LOSS_ESS or est.config.num_draws == _engine.MAX_DRAWS
+    assert not [f for f in est.diagnostics if f.code == "low_ess"], est.diagnostics
+    assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)
