@@ -695,34 +695,22 @@ def estimate_llc(
                     full.append(model.full_loss(runner.state.position))
             return _engine.join_traces(parts)
 
-        def positions_of(t: _engine.Traces) -> np.ndarray:
-            return t.dist[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
+        def observed(t: _engine.Traces) -> np.ndarray:
+            """What the draws are extended on: ‖w − w*‖² where the chains spread (target
+            SLOW_ESS), else the loss trace, whose τ measured on 200 burn-in steps can be far too
+            short (big models; target LOSS_ESS)."""
+            x = t.dist if track_positions else t.loss - t.ref
+            return x[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
 
-        pos_mixing = None
-        if track_positions:
-            tr, num_draws, pos_mixing = _engine.draws_until_mixed(
-                draws,
-                num_draws,
-                positions_of,
-                extend=extend,
-                target_ess=SLOW_ESS,
-                max_draws=_engine.MAX_DRAWS,
-            )
-        else:  # τ of the loss measured on 200 burn-in steps can be far too short (big models)
-
-            def losses_of(t: _engine.Traces) -> np.ndarray:
-                return (
-                    (t.loss - t.ref)[..., None].double().cpu().numpy()[runner.alive.cpu().numpy()]
-                )
-
-            tr, num_draws, _ = _engine.draws_until_mixed(
-                draws,
-                num_draws,
-                losses_of,
-                extend=extend,
-                target_ess=LOSS_ESS,
-                max_draws=_engine.MAX_DRAWS,
-            )
+        tr, num_draws, mixing = _engine.draws_until_mixed(
+            draws,
+            num_draws,
+            observed,
+            extend=extend,
+            target_ess=SLOW_ESS if track_positions else LOSS_ESS,
+            max_draws=_engine.MAX_DRAWS,
+        )
+        pos_mixing = mixing if track_positions else None
         xi = kern.consts.friction
         inflation = heating_here(sgld.noise_heating(runner.step_size, integrator, xi))
     finally:
