@@ -401,6 +401,7 @@ def check_slow_mixing(
     error_ess: float = 30.0,
     max_rhat: float = 1.05,
     error_rhat: float = 1.1,
+    num_chains: int | None = None,
 ) -> tuple[Finding, ...]:
     """The slowest relevant directions have not mixed (``direction_mixing``). ``subject`` and
     ``measured`` say, in the message, which directions and which observable on them; the
@@ -409,8 +410,13 @@ def check_slow_mixing(
 
     Error (the estimate cannot be trusted) when their ESS < ``error_ess``, their R-hat >
     ``error_rhat``, or the whole run (burn-in + draws) is shorter than one predicted relaxation
-    time 2/(ε·κ_min); warning when ESS < ``min_ess`` or R-hat > ``max_rhat``.
+    time 2/(ε·κ_min); warning when ESS < ``min_ess`` or R-hat > ``max_rhat``. Given
+    ``num_chains`` m, the R-hat thresholds are floors raised to R-hat's own noise at this ESS
+    (``rhat_limit``: 1 + 2m/ESS for the warning, 1 + 4m/ESS for the error; many short chains).
     """
+    if num_chains is not None:
+        max_rhat = rhat_limit(ess_value, num_chains, max_rhat)
+        error_rhat = rhat_limit(ess_value, num_chains, error_rhat, multiple=4.0)
     run = num_burnin + num_draws
     short = np.isfinite(relaxation_steps) and run < relaxation_steps
     bad_ess = np.isfinite(ess_value) and ess_value < min_ess

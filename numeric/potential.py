@@ -54,7 +54,6 @@ from numeric.diagnostics import (
     check_slow_mixing,
     check_step_size,
     direction_mixing,
-    rhat_limit,
 )
 from numeric.errors import InvalidInputError
 from numeric.result import LLCConfig, LLCEstimate, chain_stats, standard_findings
@@ -377,8 +376,8 @@ def estimate_llc_potential(
             num_draws=int(num_draws),
             offer_preconditioner=False,
             min_ess=POSITION_MIN_ESS,
-            max_rhat=rhat_limit(pos_ess, int(alive.sum()), POSITION_MAX_RHAT),
-            error_rhat=rhat_limit(pos_ess, int(alive.sum()), 1.1, multiple=4.0),
+            max_rhat=POSITION_MAX_RHAT,
+            num_chains=int(alive.sum()),
             subject=f"the chains' positions ({what})",
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )

@@ -15,7 +15,6 @@ from numeric.diagnostics import (
     check_mixing,
     ess,
     format_findings,
-    per_chain_ess,
     split_rhat,
 )
 
@@ -132,14 +131,14 @@ class ChainStats:
     std: float
     stderr: float
     per_chain: np.ndarray
-    per_chain_stderr: np.ndarray
     ess: float
     rhat: float
     chain_mean_stderr: float  # one chain's mean, from all chains (diagnostics.chain_mean_stderr)
 
 
 def chain_stats(delta: np.ndarray, nbeta: float) -> ChainStats:
-    """Statistics of nβ·delta over [chain, draw]: per-chain means, errors, ESS, R-hat."""
+    """Statistics of nβ·delta over [chain, draw]: per-chain means, the error of the mean, ESS,
+    R-hat, and one chain mean's pooled error (for the χ² test of ``check_mixing``)."""
     x = np.asarray(delta, dtype=np.float64)
     c, t = x.shape
     per_chain = nbeta * x.mean(axis=1)
@@ -150,10 +149,8 @@ def chain_stats(delta: np.ndarray, nbeta: float) -> ChainStats:
     se_ess = sd / math.sqrt(e) if e > 0 else float("nan")
     se_between = std / math.sqrt(c) if c > 1 else float("nan")
     stderr = float(np.nanmax([se_ess, se_between]))
-    pc_se = nbeta * x.std(axis=1, ddof=1) / np.sqrt(np.maximum(per_chain_ess(x), 1.0))
     rhat = split_rhat(x) if (t >= 4 and c * t >= 8) else float("nan")
-    pooled_se = nbeta * chain_mean_stderr(x) if t >= 4 else float("nan")
-    return ChainStats(mean, std, stderr, per_chain, pc_se, e, rhat, pooled_se)
+    return ChainStats(mean, std, stderr, per_chain, e, rhat, nbeta * chain_mean_stderr(x))
 
 
 def standard_findings(delta: np.ndarray, nbeta: float, st: ChainStats) -> tuple[Finding, ...]:
