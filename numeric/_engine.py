@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from numeric.diagnostics import Finding, autocorr_time, direction_mixing, ess
+from numeric.diagnostics import Finding, autocorr_time, direction_ess, direction_rhat, ess
 from numeric.errors import DivergenceError, InvalidInputError
 
 OnDivergence = Literal["raise", "continue"]
@@ -246,18 +246,19 @@ def draws_until_mixed(
     extend: bool,
     target_ess: float,
     max_draws: int,
+    with_rhat: bool = True,
 ) -> tuple[Traces, int, tuple[float, float]]:
     """``num_draws`` draws and the positions' (ESS, R-hat) over them (``positions_of``: [C, T, j]
-    observables); with ``extend``, draws are added until that ESS reaches ``target_ess`` (at
-    most ``max_draws`` per chain, three extensions, each sized from the ESS so far). Returns the
-    traces, the draws and the mixing. The rule reads only the mixing (ESS), never the estimate.
-    R-hat is not a target: on K = w1²w2² the rank-based R-hat sees the chains' slow switching
-    between the axes, which moves λ̂ little (the z-scores stay calibrated) and would cost runs of
-    15,000+ draws."""
+    observables; R-hat only ``with_rhat``, else nan: ranking every draw costs as much as a
+    tenth of the steps of a small model); with ``extend``, draws are added until that ESS
+    reaches ``target_ess`` (at most ``max_draws`` per chain, three extensions, each sized from the
+    ESS so far). Returns the traces, the draws and the mixing. The rule reads only the mixing
+    (ESS), never the estimate. R-hat is not a target: on K = w1²w2² the rank-based R-hat sees the
+    chains' slow switching between the axes, which moves λ̂ little (the z-scores stay calibrated)
+    and would cost runs of 15,000+ draws."""
     tr = draws(num_draws)
-    mixing = direction_mixing(positions_of(tr))
+    pos_ess = direction_ess(positions_of(tr))
     for _ in range(3 if extend else 0):
-        pos_ess = mixing[0]
         if not (math.isfinite(pos_ess) and pos_ess < target_ess):
             break
         want = math.ceil(num_draws * (1.1 * target_ess / max(pos_ess, 1.0) - 1.0))
@@ -266,8 +267,9 @@ def draws_until_mixed(
             break
         tr = join_traces([tr, draws(more)])
         num_draws += more
-        mixing = direction_mixing(positions_of(tr))
-    return tr, num_draws, mixing
+        pos_ess = direction_ess(positions_of(tr))
+    rhat = direction_rhat(positions_of(tr)) if with_rhat else math.nan
+    return tr, num_draws, (pos_ess, rhat)
 
 
 def power_iteration(

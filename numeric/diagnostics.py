@@ -174,33 +174,53 @@ def _rhat_raw(x: np.ndarray) -> float:
     return float(np.sqrt(((t - 1) / t * w + b_over_t) / w))
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..N of x's entries (in x's shape), tied entries sharing the mean of their ranks
-    (all NaN if an entry is NaN): ``scipy.stats.rankdata(method="average")`` with an unstable
-    sort, which the averaging of ties makes safe (2.6× faster on 51,200 draws; R-hat ranks every
-    trace twice)."""
-    flat = x.reshape(-1)
-    if np.isnan(flat).any():  # as rankdata: no ranks when a value is missing
-        return np.full(x.shape, np.nan)
-    order = np.argsort(flat)
-    v = flat[order]
-    new_value = np.empty(flat.size, dtype=bool)
+def _ranks_from_order(v: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Ranks 1..N of the entries of a flat array, given the ascending values ``v`` and the
+    order that sorts them (``v = flat[order]``); tied entries share the mean of their ranks."""
+    size = v.size
+    new_value = np.empty(size, dtype=bool)
     new_value[:1] = True
     np.not_equal(v[1:], v[:-1], out=new_value[1:])
     if new_value.all():  # no ties: the sorted position is the rank
-        by_position = np.arange(1.0, flat.size + 1)
+        by_position = np.arange(1.0, size + 1)
     else:
         starts = np.flatnonzero(new_value)
-        ends = np.append(starts[1:], flat.size)  # a run of ties: sorted positions starts..ends-1
+        ends = np.append(starts[1:], size)  # a run of ties: sorted positions starts..ends-1
         by_position = np.repeat((starts + 1 + ends) / 2, ends - starts)
-    ranks = np.empty(flat.size)
+    ranks = np.empty(size)
     ranks[order] = by_position
-    return ranks.reshape(x.shape)
+    return ranks
 
 
-def _rank_normalise(x: np.ndarray) -> np.ndarray:
-    """z_i = Φ⁻¹((r_i − 3/8)/(N + 1/4)), r_i the average rank of x_i among the N entries."""
-    return special.ndtri((_average_ranks(x) - 3 / 8) / (x.size + 1 / 4))
+def _bulk_and_tail_ranks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks 1..N of x's entries and of |x − median(x)| (in x's shape; tied entries share the
+    mean of their ranks, all NaN if an entry is NaN: ``scipy.stats.rankdata(method="average")``
+    with an unstable sort, which the averaging of ties makes safe), from one sort.
+
+    With x sorted, |x − median| falls along the entries below the median and rises along those
+    above it: two sorted runs, which a stable sort (timsort) merges in linear time (10× faster
+    than sorting the folded values afresh; R-hat ranks both for every trace)."""
+    flat = x.reshape(-1)
+    if np.isnan(flat).any():
+        nan = np.full(x.shape, np.nan)
+        return nan, nan
+    order = np.argsort(flat)
+    v = flat[order]
+    size = v.size
+    median = 0.5 * (v[(size - 1) // 2] + v[size // 2])
+    below = int(np.searchsorted(v, median, side="left"))  # v[:below] < median
+    folded = np.abs(v - median)
+    runs = np.concatenate([folded[:below][::-1], folded[below:]])  # each run ascending
+    where = np.concatenate([order[:below][::-1], order[below:]])
+    merge = np.argsort(runs, kind="stable")
+    bulk = _ranks_from_order(v, order)
+    tail = _ranks_from_order(runs[merge], where[merge])
+    return bulk.reshape(x.shape), tail.reshape(x.shape)
+
+
+def _normal_scores(ranks: np.ndarray) -> np.ndarray:
+    """z_i = Φ⁻¹((r_i − 3/8)/(N + 1/4)), r_i the average rank of entry i among the N."""
+    return special.ndtri((ranks - 3 / 8) / (ranks.size + 1 / 4))
 
 
 def split_rhat(x: np.ndarray) -> float:
@@ -208,10 +228,8 @@ def split_rhat(x: np.ndarray) -> float:
     x = _as_2d(x)
     if x.shape[1] < 4:
         return float("nan")
-    xs = _split(x)
-    bulk = _rhat_raw(_rank_normalise(xs))
-    tail = _rhat_raw(_rank_normalise(np.abs(xs - np.median(xs))))
-    return max(bulk, tail)
+    bulk, tail = _bulk_and_tail_ranks(_split(x))
+    return max(_rhat_raw(_normal_scores(bulk)), _rhat_raw(_normal_scores(tail)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -360,15 +378,34 @@ def direction_mixing(proj: np.ndarray) -> tuple[float, float]:
     mean 0 under the target). They mix slowest; the loss trace, dominated by the stiff
     directions, can have a large ESS while they have not moved.
     """
+    return direction_ess(proj), direction_rhat(proj)
+
+
+def _directions(proj: np.ndarray) -> np.ndarray | None:
+    """``proj`` as float64 [chain, draw, k], or None when there is nothing to measure (no chain,
+    no direction, or fewer than 4 draws)."""
     x = np.asarray(proj, dtype=np.float64)
-    if x.ndim != 3 or x.shape[0] == 0 or x.shape[2] == 0 or x.shape[1] < 4:  # no chain left
-        return float("nan"), float("nan")
-    e = [ess(x[:, :, j]) for j in range(x.shape[2])]
-    r = [
-        split_rhat(x[:, :, j]) if x.shape[0] * x.shape[1] >= 8 else np.nan
-        for j in range(x.shape[2])
-    ]
-    return float(np.nanmin(e)), float(np.nanmax(r)) if np.any(np.isfinite(r)) else float("nan")
+    if x.ndim != 3 or x.shape[0] == 0 or x.shape[2] == 0 or x.shape[1] < 4:
+        return None
+    return x
+
+
+def direction_ess(proj: np.ndarray) -> float:
+    """The smallest ESS over the directions of ``proj`` [chain, draw, k] (``direction_mixing``)."""
+    x = _directions(proj)
+    if x is None:
+        return float("nan")
+    return float(np.nanmin([ess(x[:, :, j]) for j in range(x.shape[2])]))
+
+
+def direction_rhat(proj: np.ndarray) -> float:
+    """The largest split R-hat over the directions of ``proj`` [chain, draw, k]
+    (``direction_mixing``)."""
+    x = _directions(proj)
+    if x is None or x.shape[0] * x.shape[1] < 8:
+        return float("nan")
+    r = [split_rhat(x[:, :, j]) for j in range(x.shape[2])]
+    return float(np.nanmax(r)) if np.any(np.isfinite(r)) else float("nan")
 
 
 def rhat_limit(ess_value: float, num_chains: int, floor: float, multiple: float = 2.0) -> float:

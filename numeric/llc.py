@@ -705,6 +705,7 @@ def estimate_llc(
             extend=extend,
             target_ess=SLOW_ESS if track_positions else LOSS_ESS,
             max_draws=_engine.MAX_DRAWS,
+            with_rhat=track_positions,
         )
         pos_mixing = mixing if track_positions else None
         xi = kern.consts.friction

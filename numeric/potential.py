@@ -53,7 +53,7 @@ from numeric.diagnostics import (
     Finding,
     check_slow_mixing,
     check_step_size,
-    direction_mixing,
+    direction_ess,
 )
 from numeric.errors import InvalidInputError
 from numeric.result import LLCConfig, LLCEstimate, chain_stats, standard_findings
@@ -451,7 +451,7 @@ def _pilot_creeps(runner: _engine.Runner, pilot: int) -> tuple[bool | None, str]
         return None, "no room in num_burnin for a pilot"
     tr = runner.advance(pilot, track_obs=True)
     alive = runner.alive.cpu().numpy()
-    pos_ess, _ = direction_mixing(tr.obs.double().cpu().numpy()[alive])
+    pos_ess = direction_ess(tr.obs.double().cpu().numpy()[alive])
     per_draw = pos_ess / (int(alive.sum()) * pilot)
     slow = not (math.isfinite(per_draw) and per_draw >= PILOT_MIN_ESS_PER_DRAW)
     return slow, (

@@ -8,7 +8,7 @@ from scipy import stats
 
 from numeric.diagnostics import (
     Finding,
-    _average_ranks,
+    _bulk_and_tail_ranks,
     autocorr_time,
     chain_mean_stderr,
     check_below_reference,
@@ -83,18 +83,22 @@ def test_rhat_limit_rarely_fires_on_mixed_chains_and_fires_on_stuck_ones() -> No
     [
         np.random.default_rng(4).standard_normal((16, 50)),  # no ties
         np.random.default_rng(5).integers(0, 6, (9, 13)).astype(float),  # many ties
+        np.random.default_rng(6).standard_normal((3, 7)),  # odd size: the median is an entry
         np.zeros((3, 4)),  # one run of ties
         np.array([[2.0, 1.0, 2.0, -0.0, 0.0]]),  # ties at both ends; −0 equals 0
+        np.array([[5.0, 1.0, 3.0, 3.0, 7.0, -1.0]]),  # folded ties across the median: 1 and 5
     ],
 )
-def test_average_ranks_match_scipy(x: np.ndarray) -> None:
-    expected = stats.rankdata(x, method="average").reshape(x.shape)
-    np.testing.assert_array_equal(_average_ranks(x), expected)
+def test_bulk_and_tail_ranks_match_scipy(x: np.ndarray) -> None:
+    bulk, tail = _bulk_and_tail_ranks(x)
+    np.testing.assert_array_equal(bulk, stats.rankdata(x, method="average").reshape(x.shape))
+    folded = np.abs(x - np.median(x))
+    np.testing.assert_array_equal(tail, stats.rankdata(folded, method="average").reshape(x.shape))
 
 
-def test_average_ranks_of_a_missing_value_are_missing() -> None:
+def test_ranks_of_a_missing_value_are_missing() -> None:
     x = np.array([[1.0, np.nan], [0.5, 2.0]])
-    assert np.isnan(_average_ranks(x)).all()
+    assert all(np.isnan(r).all() for r in _bulk_and_tail_ranks(x))
     assert np.isnan(stats.rankdata(x, method="average")).all()  # scipy's convention
 
 
