@@ -43,7 +43,7 @@ from torch.func import grad_and_value, vmap
 from numeric import sgld
 from numeric._engine import join_traces
 from numeric._inductor import small_matmul_backend
-from numeric.data import Gatherer, take
+from numeric.data import Gatherer, take, take_tiled
 
 UNROLL = 8  # steps per compiled call
 # eager runs draw the normals of UNROLL steps at once only while they fit in this many numbers
@@ -167,7 +167,7 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
         if spec.stacked and not ref_in_rows:
             rows.append(k.w_star.expand(c, -1))
             ref_in_rows = True
-        losses, grads = vg(torch.cat(rows), take(data, idx.repeat(len(rows), 1)))
+        losses, grads = vg(torch.cat(rows), take_tiled(data, idx, len(rows)))
         if ref_in_rows:
             ref = losses[-c:]
         else:

@@ -11,7 +11,7 @@ from torch import nn
 import numeric
 from numeric import kernel, sgld
 from numeric._inductor import small_matmul_backend
-from numeric.data import Gatherer, take
+from numeric.data import Gatherer, take, take_tiled
 
 
 def _setup(c: int = 3, cv: bool = True, integrator: sgld.Integrator = "lm"):
@@ -186,6 +186,37 @@ def test_gatherer_matches_take_and_reuses_its_buffers() -> None:
     assert torch.equal(second[0], data[0][idx2])
     single = Gatherer(data[0])(idx2)
     assert torch.equal(single, data[0][idx2])
+
+
+class _Indexable:
+    """Data that is neither a tensor nor a tuple: indexed by a tensor of indices."""
+
+    def __init__(self, x: torch.Tensor) -> None:
+        self.x = x
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.x[idx] * 1.0
+
+
+def _tensors(batch: object) -> list[torch.Tensor]:
+    if isinstance(batch, dict):
+        return list(batch.values())
+    return [batch] if isinstance(batch, torch.Tensor) else list(batch)
+
+
+@pytest.mark.parametrize("copies", [1, 2, 3])
+def test_take_tiled_repeats_each_chains_minibatch(copies: int) -> None:
+    g = torch.Generator().manual_seed(8)
+    x, y = torch.randn(30, 3, generator=g), torch.randint(5, (30,), generator=g)
+    idx = torch.randint(30, (4, 6), generator=g)
+    for data in [(x, y), {"x": x, "y": y}, x, _Indexable(x)]:
+        got, want = take_tiled(data, idx, copies), take(data, idx.repeat(copies, 1))
+        for a, b in zip(_tensors(got), _tensors(want), strict=True):
+            assert a.shape == (copies * 4, 6, *b.shape[2:])
+            assert torch.equal(a, b)
 
 
 @pytest.mark.parametrize(
