@@ -3,6 +3,7 @@
 python benchmarks/render_results.py benchmarks/out/bench_vs_devinterp.json
 python benchmarks/render_results.py benchmarks/out/bench_numeric_scaling.json
 python benchmarks/render_results.py benchmarks/out/bench_gpu_llc.json
+python benchmarks/render_results.py benchmarks/out/bench_compile_time.json
 """
 
 from __future__ import annotations
@@ -178,6 +179,30 @@ def gpu_llc_tables(rows: dict[str, dict]) -> str:
     return "\n\n".join(out)
 
 
+def compile_time_table(rows: list[dict]) -> str:
+    return "\n".join(
+        _table(
+            [
+                "model",
+                "first call, cold cache (s)",
+                "first call, warm cache (s)",
+                "later calls (s)",
+                "processes, cold / warm (s)",
+            ],
+            [
+                [
+                    r["model"],
+                    f"{r['cold_first_s']:.1f}",
+                    f"{r['warm_first_s']:.1f}",
+                    f"{r['cached_s']:.3f}",
+                    f"{r['cold_process_s']:.1f} / {r['warm_process_s']:.1f}",
+                ]
+                for r in rows
+            ],
+        )
+    )
+
+
 def main() -> None:
     for path in sys.argv[1:]:
         with open(path) as fh:
@@ -187,7 +212,12 @@ def main() -> None:
             print(f"{doc['device']}, torch {doc['torch']}\n")
             print(gpu_llc_tables(rows))
         else:
-            print(devinterp_tables(rows) if "devinterp_s" in rows[0] else scaling_table(rows))
+            if "devinterp_s" in rows[0]:
+                print(devinterp_tables(rows))
+            elif "cold_first_s" in rows[0]:
+                print(compile_time_table(rows))
+            else:
+                print(scaling_table(rows))
         print()
 
 

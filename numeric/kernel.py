@@ -15,7 +15,9 @@ with the batch axis innermost in memory when the data's rows are narrow; product
 their results batch-innermost too, and the loops vectorise along the batch (another 2.5× for
 RRR at 256 chains).
 The compiled function is cached per (loss function, shapes, settings), so repeated
-estimates on one model compile once per process. Eager and compiled runs consume the same random
+estimates on one model compile once per process; inductor's generated code is cached on disk, so
+a later process pays only the tracing (9–11 s instead of 20–35 s for the small models of
+``benchmarks/bench_compile_time.py``). Eager and compiled runs consume the same random
 numbers and agree up to floating-point rounding (eager runs of more than ``PREDRAW_NUMBERS``/UNROLL
 chains × parameters draw step by step, another order of the numbers).
 

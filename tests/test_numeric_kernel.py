@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import pytest
 import torch
@@ -10,7 +11,7 @@ from torch import nn
 
 import numeric
 from numeric import kernel, sgld
-from numeric._inductor import small_matmul_backend
+from numeric._inductor import _Decompositions, small_matmul_backend
 from numeric.data import Gatherer, take, take_tiled
 
 
@@ -255,7 +256,11 @@ def test_gatherer_packs_narrow_rows_of_one_dtype(shapes, dtypes, packed, batch_i
 @pytest.mark.parametrize("long_axis_inner", [False, True])
 def test_small_matmul_backend_matches_eager(long_axis_inner: bool) -> None:
     """Products decomposed (two small dims; unrolled, also as a transpose, or reduced over k)
-    and left to BLAS (large dims) give eager's values."""
+    and left to BLAS (large dims) give eager's values, through inductor's FX-graph cache (not
+    bypassed: the decomposition table is part of its key)."""
+    from torch._dynamo.utils import counters
+
+    counters.clear()
     g = torch.Generator().manual_seed(0)
 
     def f(a, b, p, q):
@@ -271,6 +276,21 @@ def test_small_matmul_backend_matches_eager(long_axis_inner: bool) -> None:
     for shapes in cases:
         a, b, p, q = (torch.randn(s, generator=g, dtype=torch.float64) for s in shapes)
         torch.testing.assert_close(compiled(a, b, p, q), f(a, b, p, q))
+    cache = counters["inductor"]
+    assert cache["fxgraph_cache_bypass"] == 0
+    assert cache["fxgraph_cache_hit"] + cache["fxgraph_cache_miss"] == len(cases)
+
+
+def test_decomposition_table_pickles_by_reference() -> None:
+    """Inductor pickles the table into its cache key: by reference, with its flag and a hash of
+    the rule's source (its operators and closures do not pickle)."""
+    for flag in (False, True):
+        table = _Decompositions(flag)
+        again = pickle.loads(pickle.dumps(table))
+        assert isinstance(again, _Decompositions) and again.long_axis_inner is flag
+        assert again.keys() == table.keys()
+        assert again[torch.ops.aten.bmm.default].__qualname__ == "_small_product.<locals>.product"
+    assert pickle.dumps(_Decompositions(False)) != pickle.dumps(_Decompositions(True))
 
 
 def _anchored(c: int = 4):
