@@ -28,6 +28,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 import bench_vs_devinterp as vs
 
 SMALL_MODELS = range(4)  # indices into bench_vs_devinterp.CASES (not the MLP)
+COMPARISON_JSON = os.path.join(os.path.dirname(__file__), "out", "bench_vs_devinterp.json")
+
+
+def comparison_step_size(model: str) -> float:
+    """The ε the devinterp comparison ran this model at (its JSON: the automatic rule's ε)."""
+    with open(COMPARISON_JSON) as fh:
+        rows = json.load(fh)["rows"]
+    return next(r["eps"] for r in rows if r["model"] == model)
 
 
 def one_process(case: int) -> dict[str, float]:
@@ -38,8 +46,7 @@ def one_process(case: int) -> dict[str, float]:
     model, d_in = vs.CASES[case].build(g)
     data = vs.make_data(model, d_in, n, g)
     kw = dict(chains=8, burnin=200, draws=1000, nbeta=n / math.log(n), gamma=1.0, batch=batch)
-    # ε as in bench_vs_devinterp's JSON for this model (any fixed value would do: not timed)
-    kw["eps"] = {0: 1.3464e-4, 1: 1.5757e-5, 2: 1.699e-4, 3: 2.2e-4}[case]
+    kw["eps"] = comparison_step_size(vs.CASES[case].name)
     first, llc, _ = vs.run_numeric(model, data, **kw, seed=1, compile=True)
     second, again, _ = vs.run_numeric(model, data, **kw, seed=1, compile=True)
     assert llc == again

@@ -246,18 +246,20 @@ def draws_until_mixed(
     extend: bool,
     target_ess: float,
     max_draws: int,
-    with_rhat: bool = True,
+    report: bool = True,
 ) -> tuple[Traces, int, tuple[float, float]]:
     """``num_draws`` draws and the positions' (ESS, R-hat) over them (``positions_of``: [C, T, j]
-    observables; R-hat only ``with_rhat``, else nan: ranking every draw costs as much as a
-    tenth of the steps of a small model); with ``extend``, draws are added until that ESS
-    reaches ``target_ess`` (at most ``max_draws`` per chain, three extensions, each sized from the
-    ESS so far). Returns the traces, the draws and the mixing. The rule reads only the mixing
-    (ESS), never the estimate. R-hat is not a target: on K = w1²w2² the rank-based R-hat sees the
-    chains' slow switching between the axes, which moves λ̂ little (the z-scores stay calibrated)
-    and would cost runs of 15,000+ draws."""
+    observables); with ``extend``, draws are added until that ESS reaches ``target_ess`` (at
+    most ``max_draws`` per chain, three extensions, each sized from the ESS so far). Returns the
+    traces, the draws and the mixing; without ``report`` the mixing is measured only as far as
+    the extension needs (ESS; R-hat nan: ranking every draw costs as much as a tenth of the
+    steps of a small model). The rule reads only the mixing (ESS), never the estimate. R-hat is
+    not a target: on K = w1²w2² the rank-based R-hat sees the chains' slow switching between the
+    axes, which moves λ̂ little (the z-scores stay calibrated) and would cost runs of 15,000+
+    draws."""
     tr = draws(num_draws)
-    pos_ess = direction_ess(positions_of(tr))
+    obs = positions_of(tr) if extend or report else None
+    pos_ess = direction_ess(obs) if obs is not None else math.nan
     for _ in range(3 if extend else 0):
         if not (math.isfinite(pos_ess) and pos_ess < target_ess):
             break
@@ -267,8 +269,9 @@ def draws_until_mixed(
             break
         tr = join_traces([tr, draws(more)])
         num_draws += more
-        pos_ess = direction_ess(positions_of(tr))
-    rhat = direction_rhat(positions_of(tr)) if with_rhat else math.nan
+        obs = positions_of(tr)
+        pos_ess = direction_ess(obs)
+    rhat = direction_rhat(obs) if report and obs is not None else math.nan
     return tr, num_draws, (pos_ess, rhat)
 
 

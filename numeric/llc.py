@@ -351,7 +351,8 @@ def estimate_llc(
     ``compile=True`` runs the SGLD steps through one ``torch.compile``d kernel of
     ``kernel.UNROLL`` fused steps (same random numbers as the eager loop, so the same estimate up
     to rounding, for C·D up to 2²¹): 10–30× fewer microseconds per step for small models, after a
-    one-off compile of seconds (tens of seconds on a cold cache). The kernel is cached per process for the same
+    one-off compile (20–35 s the first time on a machine, 9–11 s in a later process, which finds
+    inductor's generated code on disk). The kernel is cached per process for the same
     ``loss_fn`` object (``from_module`` returns equal ones for the same module), shapes and
     settings, so later estimates on the same model do not compile again. Worth it for long runs
     and for many estimates of one architecture (checkpoints, sweeps).
@@ -705,9 +706,8 @@ def estimate_llc(
             extend=extend,
             target_ess=SLOW_ESS if track_positions else LOSS_ESS,
             max_draws=_engine.MAX_DRAWS,
-            with_rhat=track_positions,
+            report=track_positions,
         )
-        pos_mixing = mixing if track_positions else None
         xi = kern.consts.friction
         inflation = heating_here(sgld.noise_heating(runner.step_size, integrator, xi))
     finally:
@@ -737,8 +737,8 @@ def estimate_llc(
                 num_chains=int(alive.sum()),
             )
         )
-    if pos_mixing is not None:
-        slow_ess, slow_rhat = pos_mixing
+    if track_positions:
+        slow_ess, slow_rhat = mixing
         findings.extend(
             check_slow_mixing(
                 slow_ess,

@@ -133,11 +133,20 @@ def test_compile_needs_tensor_data() -> None:
         )
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("anchor_every", "integrator"), [(0, "lm"), (8, "lm"), (8, "baoab")])
-def test_compiled_estimate_equals_eager(anchor_every: int, integrator: str) -> None:
+@pytest.mark.parametrize(
+    ("anchor_every", "integrator", "device"),
+    [
+        pytest.param(0, "lm", "cpu", marks=pytest.mark.slow),
+        pytest.param(8, "lm", "cpu", marks=pytest.mark.slow),
+        pytest.param(8, "baoab", "cpu", marks=pytest.mark.slow),
+        pytest.param(8, "lm", "cuda", marks=pytest.mark.gpu),
+        pytest.param(8, "baoab", "cuda", marks=pytest.mark.gpu),
+    ],
+)
+def test_compiled_estimate_equals_eager(anchor_every: int, integrator: str, device: str) -> None:
     """compile=True consumes the same random numbers: the same estimate up to rounding, with the
-    control variate centred at w* and with anchors refreshed every 8 steps, and with BAOAB."""
+    control variate centred at w* and with anchors refreshed every 8 steps, and with BAOAB; on
+    the CPU and on the GPU."""
     torch.manual_seed(0)  # nn.Linear's initialisation only
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
     g = torch.Generator().manual_seed(1)
@@ -153,9 +162,11 @@ def test_compiled_estimate_equals_eager(anchor_every: int, integrator: str) -> N
         seed=3,
         anchor_every=anchor_every,
         integrator=integrator,
+        device=device,
     )
     eager = numeric.estimate_llc(loss_fn, w, (x, y), **kw)
     compiled = numeric.estimate_llc(loss_fn, w, (x, y), compile=True, **kw)
+    assert eager.config.device.startswith(device)
     assert math.isclose(compiled.mean, eager.mean, rel_tol=1e-6, abs_tol=1e-9)
     torch.testing.assert_close(
         torch.as_tensor(compiled.loss_trace), torch.as_tensor(eager.loss_trace)
