@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(format_closed_forms(report.closed_forms))
     print(f"\n{summary_line(report)}")
+    print(f"Decision rule: {settings.rule.describe()}.")
     print(f"Report written to {path}.")
     if report.failed:
         print(

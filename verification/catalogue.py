@@ -23,7 +23,7 @@ from numeric.reference import GaussianLinear, expected_llc
 
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 from .crosscheck import CrossCheck, DecisionRule, decide
-from .models import polynomial_potential, regression_problem
+from .models import polynomial_potential, regression_exponents, regression_problem
 
 __all__ = ["Entry", "Settings", "catalogue"]
 
@@ -65,7 +65,8 @@ def _run_potential(case: PotentialCase, s: Settings, seed: int) -> CrossCheck:
 
 def _regression_name(case: RRRCase | DLNCase | PotentialCase) -> str:
     if isinstance(case, PotentialCase):
-        return f"regression y = x·√({case.K})"
+        k = regression_exponents(case)
+        return f"regression y = x·{sp.Mul(*(v**e for v, e in zip(case.variables, k)))}"
     return case.name
 
 

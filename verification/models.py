@@ -56,6 +56,12 @@ def _chain_forward(mats: list[Tensor], x: Tensor) -> Tensor:
     return x
 
 
+def regression_exponents(case: PotentialCase) -> list[int]:
+    """k_j of a normal-crossing K = Π w_j^(2k_j): the regression y = x·Π w_j^(k_j) + noise at
+    w* = 0 has K (up to the noise's variance) as its population loss."""
+    return [sp.Poly(case.K, *case.variables).degree(v) // 2 for v in case.variables]
+
+
 def regression_problem(
     case: RRRCase | DLNCase | PotentialCase, n: int, generator: torch.Generator
 ) -> RegressionProblem:
@@ -66,7 +72,7 @@ def regression_problem(
     """
     g = generator
     if isinstance(case, PotentialCase):
-        k = [sp.Poly(case.K, *case.variables).degree(v) // 2 for v in case.variables]
+        k = regression_exponents(case)
         d = len(k)
 
         def f(p: dict[str, Tensor], x: Tensor) -> Tensor:
