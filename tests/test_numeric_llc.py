@@ -402,14 +402,19 @@ def test_automatic_draws_are_extended_while_the_loss_ess_is_short(monkeypatch) -
     assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)
 
 
+def _regular_on_cuda(n: int, d: int, seed: int, chains: int) -> tuple[numeric.LLCEstimate, float]:
+    """A linear regression's estimate with CPU data and ``device="cuda"``, and its λ_β."""
+    m, w_hat = _linear(n, d, seed)
+    est = numeric.estimate_llc(
+        m.loss_fn, {"w": w_hat}, m.data, num_chains=chains, seed=0, device="cuda"
+    )
+    return est, expected_llc(m, w_hat, nbeta=est.nbeta, gamma=1.0).value
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu_statistically() -> None:
     """CPU data and parameters with ``device="cuda"``: moved, and the estimate lands on d/2."""
-    m, w_hat = _linear(5000, 4, 0)
-    est = numeric.estimate_llc(
-        m.loss_fn, {"w": w_hat}, m.data, num_chains=64, seed=0, device="cuda"
-    )
-    ref = expected_llc(m, w_hat, nbeta=est.nbeta, gamma=1.0).value
+    est, ref = _regular_on_cuda(5000, 4, 0, chains=64)
     assert est.config.device.startswith("cuda")
     assert est.ess >= 100
     assert abs(est.mean - 2.0) < 4 * est.stderr + 0.05 and abs(est.mean - ref) < 4 * est.stderr
@@ -418,11 +423,7 @@ def test_gpu_matches_cpu_statistically() -> None:
 @pytest.mark.gpu
 def test_many_chains_on_cuda_agree_with_the_exact_target() -> None:
     """1,024 chains of a regular model in one call: the pooled estimate against λ_β."""
-    m, w_hat = _linear(10_000, 10, 2)
-    est = numeric.estimate_llc(
-        m.loss_fn, {"w": w_hat}, m.data, num_chains=1024, seed=0, device="cuda"
-    )
-    ref = expected_llc(m, w_hat, nbeta=est.nbeta, gamma=1.0).value
+    est, ref = _regular_on_cuda(10_000, 10, 2, chains=1024)
     assert est.per_chain.shape == (1024,)
     assert abs(est.mean - ref) < 4 * est.stderr
     assert est.stderr < 0.05  # 1,024 chains: a tight error bar, so the check above has teeth
