@@ -14,7 +14,7 @@ from numeric.diagnostics import Finding
 from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
 from verification.crosscheck import DecisionRule, decide
-from verification.pytest_plugin import assert_llc_matches
+from verification import assert_llc_matches
 from verification.report import Report, format_findings, run_cases, write_report
 
 
@@ -110,7 +110,7 @@ def test_bounds_are_not_compared():
 
 def test_assert_llc_matches_fails_with_the_numbers():
     assert_llc_matches(FakeEstimate(0.5, 0.01), HALF)
-    with pytest.raises(pytest.fail.Exception, match=r"0\.7 ± 0\.01 vs exact λ = 1/2"):
+    with pytest.raises(AssertionError, match=r"0\.7 ± 0\.01 vs exact λ = 1/2"):
         assert_llc_matches(FakeEstimate(0.7, 0.01), HALF)
 
 
