@@ -50,6 +50,7 @@ def test_user_tests_get_the_fixture_from_the_entry_point(pytester: pytest.Pytest
         ["*LLC of my net: estimate 0.7 ± 0.01 vs exact λ = 1/2*disagree: z = 20.00 beyond ±3.0*"]
     )
     assert "pytest_plugin.py" not in result.stdout.str()
+    assert "During handling of the above exception" not in result.stdout.str()
 
 
 def test_llc_profile_option_selects_the_rule(pytester: pytest.Pytester) -> None:

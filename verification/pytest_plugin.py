@@ -44,6 +44,7 @@ def llc_check(request: pytest.FixtureRequest) -> Callable[..., CrossCheck]:
         try:
             return assert_llc_matches(estimate, exact, **kwargs)
         except LLCMismatch as err:
-            pytest.fail(str(err), pytrace=False)
+            message = str(err)
+        pytest.fail(message, pytrace=False)  # outside `except`: no chained traceback
 
     return check
