@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import json
+import multiprocessing
+import time
 from functools import partial
 from pathlib import Path
 
@@ -119,3 +121,26 @@ def test_worker_processes_run_one_thread_each_and_report_as_cases_finish() -> No
     )
     assert [r.case for r in got] == ["a threads=1", "b threads=1", "c threads=1"]
     assert sorted(seen) == [r.case for r in got]  # each record handed over once, in finish order
+
+
+def _slow_run(name: str, seconds: float, settings: Settings, seed: int):
+    time.sleep(seconds)
+    return _fake_run(name, settings, seed)
+
+
+def test_ctrl_c_during_a_pool_run_ends_the_running_workers() -> None:
+    """Ctrl-C arrives in the parent while a worker is inside a long case: the worker is ended,
+    not waited for (the interpreter would otherwise wait at exit for the case to finish)."""
+    entries = [
+        Entry("fast", "fake", partial(_slow_run, "fast", 0.0)),
+        Entry("slow", "fake", partial(_slow_run, "slow", 120.0)),
+    ]
+
+    def interrupt(record) -> None:
+        raise KeyboardInterrupt
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_cases(entries, Settings(), workers=2, progress=False, on_record=interrupt)
+    assert multiprocessing.active_children() == []
+    assert time.monotonic() - t0 < 60  # a hang guard: the slow case alone takes 120 s

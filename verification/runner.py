@@ -56,14 +56,19 @@ def _init_worker(threads: int) -> None:
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and end the running workers now (not after their case)."""
-    pool.shutdown(wait=False, cancel_futures=True)
+    """Cancel what has not started and end the running workers now: otherwise the interpreter
+    waits at exit for each running case to finish."""
     terminate = getattr(pool, "terminate_workers", None)  # Python ≥ 3.14
     if terminate is not None:
         terminate()
         return
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    # Before 3.14: the worker processes (read before shutdown, which forgets them), then shutdown.
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
         proc.terminate()
+    for proc in workers:
+        proc.join(timeout=5)
 
 
 def _run_pool(
