@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from numbers import Integral
 
+import numpy as np
 import sympy as sp
 
-from .errors import InvalidExponentError, InvalidPriorError
+from .errors import InvalidExponentError, InvalidPriorError, InvalidShapeError
 
 
 def exponent_vector(k: Sequence[object], name: str = "k") -> tuple[int, ...]:
@@ -54,3 +55,17 @@ def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[s
             )
         out.append(r)
     return tuple(out)
+
+
+def count(value: object, name: str, minimum: int = 1) -> int:
+    """An int (or numpy / sympy integer) ≥ ``minimum``; bools, floats and strings are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
+        raise InvalidShapeError(
+            f"{name} must be an integer, got {value!r} ({type(value).__name__})"
+        )
+    if value < minimum:
+        kind = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            minimum, f"an integer ≥ {minimum}"
+        )
+        raise InvalidShapeError(f"{name} must be {kind}, got {value}")
+    return int(value)
