@@ -17,55 +17,12 @@ from fractions import Fraction
 from functools import cached_property
 from math import gcd, lcm
 
-__all__ = ["Face", "Facet", "NewtonPolyhedron", "rank_of"]
+from .errors import InvalidExponentError
+from .ranks import rank_of
+
+__all__ = ["Face", "Facet", "NewtonPolyhedron"]
 
 Vector = tuple[int, ...]
-
-
-def rank_of(rows: Sequence[Sequence[Fraction | int]]) -> int:
-    """Exact rank of a small rational matrix by Gaussian elimination."""
-    m = [[Fraction(x) for x in r] for r in rows]
-    rank, ncols = 0, (len(m[0]) if m else 0)
-    for col in range(ncols):
-        pivot = next((i for i in range(rank, len(m)) if m[i][col] != 0), None)
-        if pivot is None:
-            continue
-        m[rank], m[pivot] = m[pivot], m[rank]
-        for i in range(len(m)):
-            if i != rank and m[i][col] != 0:
-                f = m[i][col] / m[rank][col]
-                m[i] = [a - f * b for a, b in zip(m[i], m[rank])]
-        rank += 1
-    return rank
-
-
-def _nullspace(rows: Sequence[Sequence[Fraction | int]], ncols: int) -> list[list[Fraction]]:
-    """Basis of {x : rows · x = 0} over Q (reduced row echelon form)."""
-    m = [[Fraction(x) for x in r] for r in rows]
-    pivots: list[int] = []
-    r = 0
-    for col in range(ncols):
-        p = next((i for i in range(r, len(m)) if m[i][col] != 0), None)
-        if p is None:
-            continue
-        m[r], m[p] = m[p], m[r]
-        inv = 1 / m[r][col]
-        m[r] = [a * inv for a in m[r]]
-        for i in range(len(m)):
-            if i != r and m[i][col] != 0:
-                f = m[i][col]
-                m[i] = [a - f * b for a, b in zip(m[i], m[r])]
-        pivots.append(col)
-        r += 1
-    free = [c for c in range(ncols) if c not in pivots]
-    basis = []
-    for fcol in free:
-        v = [Fraction(0)] * ncols
-        v[fcol] = Fraction(1)
-        for i, pc in enumerate(pivots):
-            v[pc] = -m[i][fcol]
-        basis.append(v)
-    return basis
 
 
 def _primitive(v: Sequence[Fraction]) -> Vector:
@@ -161,12 +118,12 @@ class NewtonPolyhedron:
     def __init__(self, exponents: Iterable[Sequence[int]]) -> None:
         pts = sorted({tuple(int(a) for a in e) for e in exponents})
         if not pts:
-            raise ValueError("a Newton polyhedron needs at least one exponent vector")
+            raise InvalidExponentError("a Newton polyhedron needs at least one exponent vector")
         d = len(pts[0])
         if any(len(p) != d for p in pts) or d == 0:
-            raise ValueError("exponent vectors must all have the same positive length")
+            raise InvalidExponentError("exponent vectors must all have the same positive length")
         if any(a < 0 for p in pts for a in p):
-            raise ValueError("exponents must be non-negative")
+            raise InvalidExponentError("exponents must be non-negative")
         self.points: tuple[Vector, ...] = tuple(pts)
         self.dim = d
 

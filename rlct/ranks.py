@@ -1,4 +1,5 @@
-"""Exact ranks of integer and rational matrices (the backend of :mod:`rlct.quadratic`).
+"""Exact ranks of integer and rational matrices (the backend of :mod:`rlct.quadratic`, and the
+small eliminations of :mod:`rlct.polyhedron` and :mod:`rlct.realzeros`).
 
 Algorithm choice (measured on one core, Jacobian of the quadratic network with d=8, p=5, K=40,
 180 × 520, entries up to 2^125):
@@ -15,6 +16,10 @@ Algorithm choice (measured on one core, Jacobian of the quadratic network with d
 bound that is known to hold (min(rows, cols), or a structural bound supplied by the caller), then
 r_q ≤ rank_Q ≤ bound = r_q proves rank_Q = r_q. Otherwise FLINT's exact integer rank decides. The
 answer is therefore always the exact rank over Q; the modular step is only a shortcut.
+
+The Newton-polyhedron code ranks and solves tiny matrices (a few facet normals or face
+directions, d ≤ 10 columns): :func:`rank_of` and :func:`nullspace` do this by Gaussian elimination
+over ``Fraction``, where the set-up cost of FLINT would dominate.
 """
 
 from __future__ import annotations
@@ -27,14 +32,18 @@ from math import lcm
 import flint
 import numpy as np
 
+from .errors import InvalidShapeError
+
 __all__ = [
     "PRIME",
     "TARGET_FAILURE",
     "GenericRank",
     "exact_rank",
     "integer_rows",
+    "nullspace",
     "random_prime",
     "rank_mod_prime",
+    "rank_of",
     "rational_rank",
     "sample_generic_rank",
 ]
@@ -46,7 +55,7 @@ PRIME = (1 << 61) - 1
 def _as_int_rows(a: np.ndarray | Sequence[Sequence[int]]) -> list[list[int]]:
     if isinstance(a, np.ndarray):
         if a.ndim != 2:
-            raise ValueError(f"expected a 2-D matrix, got shape {a.shape}")
+            raise InvalidShapeError(f"expected a 2-D matrix, got shape {a.shape}")
         return [[int(x) for x in row] for row in a.tolist()]
     return [[int(x) for x in row] for row in a]
 
@@ -100,6 +109,57 @@ def rational_rank(
 ) -> int:
     """Exact rank over Q of a matrix of ints / Fractions (rows are cleared of denominators)."""
     return exact_rank(integer_rows(a), upper_bound)
+
+
+# --------------------------------------------------------------------------------------------
+# Small rational matrices (Newton polyhedra)
+# --------------------------------------------------------------------------------------------
+
+
+def rank_of(rows: Sequence[Sequence[Fraction | int]]) -> int:
+    """Exact rank of a small rational matrix by Gaussian elimination."""
+    m = [[Fraction(x) for x in r] for r in rows]
+    rank, ncols = 0, (len(m[0]) if m else 0)
+    for col in range(ncols):
+        pivot = next((i for i in range(rank, len(m)) if m[i][col] != 0), None)
+        if pivot is None:
+            continue
+        m[rank], m[pivot] = m[pivot], m[rank]
+        for i in range(len(m)):
+            if i != rank and m[i][col] != 0:
+                f = m[i][col] / m[rank][col]
+                m[i] = [a - f * b for a, b in zip(m[i], m[rank])]
+        rank += 1
+    return rank
+
+
+def nullspace(rows: Sequence[Sequence[Fraction | int]], ncols: int) -> list[list[Fraction]]:
+    """Basis of {x : rows · x = 0} over Q (reduced row echelon form)."""
+    m = [[Fraction(x) for x in r] for r in rows]
+    pivots: list[int] = []
+    r = 0
+    for col in range(ncols):
+        p = next((i for i in range(r, len(m)) if m[i][col] != 0), None)
+        if p is None:
+            continue
+        m[r], m[p] = m[p], m[r]
+        inv = 1 / m[r][col]
+        m[r] = [a * inv for a in m[r]]
+        for i in range(len(m)):
+            if i != r and m[i][col] != 0:
+                f = m[i][col]
+                m[i] = [a - f * b for a, b in zip(m[i], m[r])]
+        pivots.append(col)
+        r += 1
+    free = [c for c in range(ncols) if c not in pivots]
+    basis = []
+    for fcol in free:
+        v = [Fraction(0)] * ncols
+        v[fcol] = Fraction(1)
+        for i, pc in enumerate(pivots):
+            v[pc] = -m[i][fcol]
+        basis.append(v)
+    return basis
 
 
 # --------------------------------------------------------------------------------------------
