@@ -13,18 +13,20 @@ from numbers import Integral
 
 import sympy as sp
 
+from .errors import InvalidResultError, InvalidTypeError
+
 __all__ = ["RLCT", "Condition", "as_rational"]
 
 
 def as_rational(value: object, name: str = "value") -> sp.Rational:
     """Convert an int / Fraction / sympy number to a sympy ``Rational``; floats are refused."""
     if isinstance(value, float):
-        raise TypeError(
+        raise InvalidTypeError(
             f"{name} must be exact (int, Fraction or sympy Rational), got float {value!r}"
         )
     r = sp.sympify(value)
     if not isinstance(r, sp.Rational):
-        raise TypeError(f"{name} must be rational, got {value!r}")
+        raise InvalidTypeError(f"{name} must be rational, got {value!r}")
     return r
 
 
@@ -37,7 +39,9 @@ class Condition:
 
     def __post_init__(self) -> None:
         if self.status not in (True, False, None):
-            raise TypeError(f"Condition.status must be True, False or None, got {self.status!r}")
+            raise InvalidTypeError(
+                f"Condition.status must be True, False or None, got {self.status!r}"
+            )
 
     def __str__(self) -> str:
         mark = {True: "holds", False: "fails", None: "undecided"}[self.status]
@@ -72,21 +76,25 @@ class RLCT:
             object.__setattr__(self, "lam", as_rational(self.lam, "lam"))
         if self.mult is not None:
             if not isinstance(self.mult, Integral) or isinstance(self.mult, bool) or self.mult < 1:
-                raise TypeError(f"mult must be a positive integer or None, got {self.mult!r}")
+                raise InvalidTypeError(
+                    f"mult must be a positive integer or None, got {self.mult!r}"
+                )
             object.__setattr__(self, "mult", int(self.mult))
         object.__setattr__(self, "conditions", tuple(self.conditions))
         if self.lower > self.upper:
-            raise ValueError(f"lower bound {self.lower} exceeds upper bound {self.upper}")
+            raise InvalidResultError(f"lower bound {self.lower} exceeds upper bound {self.upper}")
         if self.exact:
             if self.lam is None:
-                raise ValueError("an exact result needs lam")
+                raise InvalidResultError("an exact result needs lam")
             if not (self.lower == self.lam == self.upper):
-                raise ValueError("an exact result must have lower == lam == upper")
+                raise InvalidResultError("an exact result must have lower == lam == upper")
             bad = [c for c in self.conditions if c.status is not True]
             if bad:
-                raise ValueError(f"an exact result cannot rest on unproven conditions: {bad}")
+                raise InvalidResultError(
+                    f"an exact result cannot rest on unproven conditions: {bad}"
+                )
         elif self.lam is not None and self.lower != self.upper:
-            raise ValueError("a non-exact result with lower < upper must have lam=None")
+            raise InvalidResultError("a non-exact result with lower < upper must have lam=None")
 
     @classmethod
     def exact_value(
