@@ -3,12 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Integral
+from numbers import Integral, Rational
 
 import numpy as np
 import sympy as sp
 
-from .errors import InvalidExponentError, InvalidPriorError, InvalidShapeError
+from .errors import (
+    InvalidExponentError,
+    InvalidPriorError,
+    InvalidShapeError,
+    InvalidTypeError,
+    RLCTError,
+)
+from .parsing import parse_expression
+
+
+def exact_rational(
+    value: object, name: str, error: type[RLCTError] = InvalidTypeError
+) -> sp.Rational:
+    """An exact rational number: an int, numpy integer, Fraction or sympy Rational, or a string
+    such as "-3/4" read by :func:`rlct.parsing.parse_expression` (never evaluated as code).
+
+    Floats are refused, never rationalised (0.1 is not 1/10); so are bools and everything else.
+    ``error`` is the class raised (its message names ``name``).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise error(f"{name} = {value!r} is a bool; give an int, Fraction or Rational")
+    if isinstance(value, (float, np.floating, sp.Float)):
+        raise error(f"{name} = {value!r} is a float; give an int, Fraction or Rational")
+    if isinstance(value, str):
+        value = parse_expression(value, name, error=error)
+    if isinstance(value, sp.Rational):
+        return value
+    if isinstance(value, (Integral, np.integer)):
+        return sp.Integer(int(value))
+    if isinstance(value, Rational):  # Fraction, or any other exact rational type
+        return sp.Rational(int(value.numerator), int(value.denominator))
+    if isinstance(value, sp.Basic):
+        raise error(f"{name} = {value} is not a rational number")
+    raise error(f"{name} = {value!r} ({type(value).__name__}) is not a rational number")
 
 
 def exponent_vector(k: Sequence[object], name: str = "k") -> tuple[int, ...]:
@@ -42,13 +75,7 @@ def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[s
         raise InvalidPriorError(f"{name} has length {len(items)} but there are {d} coordinates")
     out = []
     for j, hj in enumerate(items):
-        if isinstance(hj, float):
-            raise InvalidPriorError(
-                f"{name}[{j}] = {hj!r} is a float; give an int, Fraction or Rational"
-            )
-        r = sp.sympify(hj)
-        if not isinstance(r, sp.Rational):
-            raise InvalidPriorError(f"{name}[{j}] = {hj!r} is not rational")
+        r = exact_rational(hj, f"{name}[{j}]", InvalidPriorError)
         if r <= -1:
             raise InvalidPriorError(
                 f"{name}[{j}] = {r} ≤ −1: the prior |w_j|^{r} is not integrable at 0"

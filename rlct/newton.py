@@ -22,6 +22,7 @@ import sympy as sp
 from ._validate import prior_vector
 from .errors import NotNonNegativeError, NotPolynomialError
 from .polyhedron import Face, NewtonPolyhedron
+from .polynomials import as_expression, check_size
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
 
@@ -47,7 +48,7 @@ def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly
         isinstance(v, sp.Symbol) for v in variables
     ):
         raise NotPolynomialError(f"variables must be distinct sympy Symbols, got {variables!r}")
-    e = sp.sympify(expr)
+    e = as_expression(expr, what, variables)
     if e.has(sp.Float):
         raise NotPolynomialError(
             f"{what} has floating-point coefficients: {e}; use exact rationals"
@@ -57,6 +58,7 @@ def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly
         raise NotPolynomialError(
             f"{what} contains symbols {sorted(map(str, extra))} not in the variables"
         )
+    check_size(e, variables, what)
     try:
         p = sp.Poly(e, *variables)
     except sp.PolynomialError as err:
@@ -190,7 +192,7 @@ def ideal_analysis(
         raise NotPolynomialError("an ideal needs at least one generator")
     polys = []
     for i, f in enumerate(gens):
-        e = sp.sympify(f)
+        e = as_expression(f, f"f_{i + 1}", variables)
         if e == 0:
             continue  # the zero generator adds nothing to the ideal
         polys.append(_as_poly(e, variables, f"f_{i + 1}"))

@@ -13,21 +13,20 @@ from numbers import Integral
 
 import sympy as sp
 
+from ._validate import exact_rational
 from .errors import InvalidResultError, InvalidTypeError
 
 __all__ = ["RLCT", "Condition", "as_rational"]
 
 
 def as_rational(value: object, name: str = "value") -> sp.Rational:
-    """Convert an int / Fraction / sympy number to a sympy ``Rational``; floats are refused."""
+    """Convert an int / Fraction / sympy Rational (or a string such as "3/4", parsed without
+    evaluating code) to a sympy ``Rational``; floats are refused, never rationalised."""
     if isinstance(value, float):
         raise InvalidTypeError(
             f"{name} must be exact (int, Fraction or sympy Rational), got float {value!r}"
         )
-    r = sp.sympify(value)
-    if not isinstance(r, sp.Rational):
-        raise InvalidTypeError(f"{name} must be rational, got {value!r}")
-    return r
+    return exact_rational(value, name, InvalidTypeError)
 
 
 @dataclass(frozen=True)
