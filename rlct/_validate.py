@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
+from itertools import islice
 from numbers import Integral, Rational
 
 import numpy as np
@@ -14,8 +15,47 @@ from .errors import (
     InvalidShapeError,
     InvalidTypeError,
     RLCTError,
+    TooLargeError,
 )
 from .parsing import parse_expression
+
+MAX_ITEMS = 1_000_000
+"""The longest sequence argument (coordinates, layers, generators) read."""
+
+
+def items(
+    value: object, name: str, error: type[RLCTError], what: str, limit: int = MAX_ITEMS
+) -> list[object]:
+    """The entries of an ordered sequence argument (list, tuple, range, numpy array, iterator).
+
+    Strings, bytes, mappings and sets are refused (a string would be read letter by letter, and
+    a set or dict has no order that could match the coordinates); so are non-iterables. At most
+    ``limit`` entries are read: a longer (or endless) sequence raises TooLargeError before it is
+    copied.
+    """
+    scalar_array = isinstance(value, np.ndarray) and value.ndim == 0
+    if (
+        isinstance(value, (str, bytes, Mapping, Set))
+        or scalar_array
+        or not isinstance(value, Iterable)
+    ):
+        raise error(
+            f"{name} must be a sequence of {what} (list, tuple or array), got {value!r} "
+            f"({type(value).__name__})"
+        )
+    size = len(value) if hasattr(value, "__len__") else None
+    out = [] if size is not None and size > limit else list(islice(iter(value), limit + 1))
+    if len(out) > limit or (size is not None and size > limit):
+        count = f"{size:,}" if size is not None else f"more than {limit:,}"
+        raise TooLargeError(f"{name} has {count} entries; at most {limit:,} are read")
+    return out
+
+
+def flag(value: object, name: str) -> bool:
+    """A bool (or numpy bool); 1, "yes" and None are refused rather than read as truth values."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidTypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def exact_rational(
@@ -46,16 +86,11 @@ def exact_rational(
 
 def exponent_vector(k: Sequence[object], name: str = "k") -> tuple[int, ...]:
     """Validate non-negative integer exponents, not all zero."""
-    try:
-        items = list(k)
-    except TypeError:
-        raise InvalidExponentError(
-            f"{name} must be a sequence of non-negative integers, got {k!r}"
-        ) from None
-    if not items:
+    entries = items(k, name, InvalidExponentError, "non-negative integers")
+    if not entries:
         raise InvalidExponentError(f"{name} is empty: at least one coordinate is needed")
     out = []
-    for j, kj in enumerate(items):
+    for j, kj in enumerate(entries):
         if isinstance(kj, bool) or not (isinstance(kj, Integral) or (isinstance(kj, sp.Integer))):
             raise InvalidExponentError(f"{name}[{j}] = {kj!r} is not an integer")
         if kj < 0:
@@ -70,11 +105,11 @@ def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[s
     """Validate prior exponents h_j > −1 (rational); None means the flat prior h = 0."""
     if h is None:
         return (sp.Integer(0),) * d
-    items = list(h)
-    if len(items) != d:
-        raise InvalidPriorError(f"{name} has length {len(items)} but there are {d} coordinates")
+    entries = items(h, name, InvalidPriorError, "rational numbers > −1")
+    if len(entries) != d:
+        raise InvalidPriorError(f"{name} has length {len(entries)} but there are {d} coordinates")
     out = []
-    for j, hj in enumerate(items):
+    for j, hj in enumerate(entries):
         r = exact_rational(hj, f"{name}[{j}]", InvalidPriorError)
         if r <= -1:
             raise InvalidPriorError(

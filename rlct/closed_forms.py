@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import sympy as sp
 
-from ._validate import count
+from ._validate import count, items
 from .errors import InvalidShapeError
 from .result import RLCT, Condition
 
@@ -83,17 +83,13 @@ def reduced_rank_regression(M: int, N: int, H: int, r: int) -> RLCT:
 
 
 def _widths(widths: Sequence[int], r: object) -> tuple[tuple[int, ...], int]:
-    try:
-        items = list(widths)
-    except TypeError:
+    entries = items(widths, "widths", InvalidShapeError, "positive integers")
+    if len(entries) < 2:
         raise InvalidShapeError(
-            f"widths must be a sequence of positive integers, got {widths!r}"
-        ) from None
-    if len(items) < 2:
-        raise InvalidShapeError(
-            f"widths must list at least an input and an output width, got {len(items)}: {items!r}"
+            f"widths must list at least an input and an output width, got {len(entries)}: "
+            f"{entries!r}"
         )
-    hs = tuple(count(h, f"widths[{i}]", 1) for i, h in enumerate(items))
+    hs = tuple(count(h, f"widths[{i}]", 1) for i, h in enumerate(entries))
     return hs, _rank(r, min(hs), f"widths = {list(hs)}")
 
 
@@ -110,7 +106,11 @@ def dln_active_set(widths: Sequence[int], r: int) -> tuple[int, ...]:
     hs, r = _widths(widths, r)
     order = sorted(range(len(hs)), key=lambda s: (hs[s] - r, s))
     m = [hs[s] - r for s in order]
-    ell = max(k for k in range(1, len(hs)) if sum(m[: k + 1]) >= k * m[k])
+    ell, prefix = 1, m[0]  # ℓ = 1 always qualifies: g(1) = M_(1) ≥ 0
+    for k in range(1, len(m)):
+        prefix += m[k]  # Σ_{i ≤ k} M_(i), so g(k) ≥ 0 reads prefix ≥ k·M_(k+1)
+        if prefix >= k * m[k]:
+            ell = k
     return tuple(sorted(order[: ell + 1]))
 
 
@@ -139,11 +139,12 @@ def deep_linear_network(widths: Sequence[int], r: int) -> RLCT:
     S = dln_active_set(hs, r)
     ell = len(S) - 1
     sub = [ms[s] for s in S]
-    rest = [ms[s] for s in range(len(hs)) if s not in S]
+    in_S = set(S)
+    rest = [ms[s] for s in range(len(hs)) if s not in in_S]
     total = sum(sub)
     mbar = -(-total // ell)  # ⌈Σ/ℓ⌉ in integer arithmetic
     a = total - (mbar - 1) * ell
-    pairs = sum(sub[i] * sub[j] for i in range(len(sub)) for j in range(i + 1, len(sub)))
+    pairs = (total * total - sum(v * v for v in sub)) // 2  # Σ_{i<j} M_i M_j
     lam = (
         base
         + sp.Rational(a * (ell - a), 4 * ell)

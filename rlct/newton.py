@@ -19,10 +19,10 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ._validate import prior_vector
-from .errors import NotNonNegativeError, NotPolynomialError
+from ._validate import items, prior_vector
+from .errors import InvalidTypeError, NotNonNegativeError, NotPolynomialError
 from .polyhedron import Face, NewtonPolyhedron
-from .polynomials import as_expression, check_size
+from .polynomials import MAX_GENERATORS, as_expression, as_variables, check_size
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
 
@@ -42,12 +42,6 @@ class NewtonAnalysis:
 
 
 def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly:
-    if not variables:
-        raise NotPolynomialError("no variables given")
-    if len(set(variables)) != len(variables) or not all(
-        isinstance(v, sp.Symbol) for v in variables
-    ):
-        raise NotPolynomialError(f"variables must be distinct sympy Symbols, got {variables!r}")
     e = as_expression(expr, what, variables)
     if e.has(sp.Float):
         raise NotPolynomialError(
@@ -153,10 +147,10 @@ def newton_analysis(
     K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
 ) -> NewtonAnalysis:
     """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 (see :func:`from_polynomial`)."""
-    variables = tuple(variables)
+    variables = as_variables(variables)
     p = _as_poly(K, variables, "K")
-    h = prior_vector(prior_exponents, len(variables))
-    poly = NewtonPolyhedron(p.monoms())
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    poly = NewtonPolyhedron(p.monoms(), "K")
     _check_nonnegative_faces(p, poly)
     systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
     order = min(sum(m) for m in p.monoms())
@@ -186,8 +180,8 @@ def ideal_analysis(
     prior_exponents: Sequence[object] | None = None,
 ) -> NewtonAnalysis:
     """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (see :func:`from_ideal`)."""
-    variables = tuple(variables)
-    gens = list(generators)
+    variables = as_variables(variables)
+    gens = items(generators, "generators", InvalidTypeError, "polynomials", MAX_GENERATORS)
     if not gens:
         raise NotPolynomialError("an ideal needs at least one generator")
     polys = []
@@ -198,11 +192,11 @@ def ideal_analysis(
         polys.append(_as_poly(e, variables, f"f_{i + 1}"))
     if not polys:
         raise NotNonNegativeError("every generator is zero: K ≡ 0 has no RLCT")
-    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()])
+    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()], "the ideal ⟨f_i⟩")
     systems = [
         (f, [e for e in (_face_expr(p, f) for p in polys) if e != 0]) for f in poly.compact_faces
     ]
-    h = prior_vector(prior_exponents, len(variables))
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
     order = 2 * min(sum(m) for p in polys for m in p.monoms())
     return _analyse(poly, systems, variables, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
 

@@ -17,17 +17,44 @@ from numbers import Rational
 import numpy as np
 import sympy as sp
 
-from ._validate import exact_rational
+from ._validate import exact_rational, items
 from .errors import InvalidTypeError, NotPolynomialError, TooLargeError
 from .parsing import parse_expression
 
-__all__ = ["MAX_DEGREE", "MAX_TERMS", "as_expression", "check_size"]
+__all__ = [
+    "MAX_DEGREE",
+    "MAX_GENERATORS",
+    "MAX_TERMS",
+    "MAX_VARIABLES",
+    "as_expression",
+    "as_variables",
+    "check_size",
+]
 
-MAX_DEGREE = 1000
-"""The largest total degree of a polynomial K or generator f_i."""
+MAX_DEGREE = 500
+"""The largest total degree of a polynomial K or generator f_i. (Degenerate faces of high degree
+are what costs time afterwards: K = (x − y)^400 takes about 3 s, (x − y)^1000 about 17 s.)"""
 
-MAX_TERMS = 10_000
-"""The largest number of terms of a polynomial once expanded."""
+MAX_TERMS = 2000
+"""The largest number of terms of a polynomial once expanded (the Newton polyhedron's set-up is
+quadratic in the number of terms)."""
+
+
+MAX_VARIABLES = 64
+"""The most variables a polynomial may have (the face enumeration bounds the work as well)."""
+
+MAX_GENERATORS = 1000
+"""The most generators of an ideal."""
+
+
+def as_variables(variables: object) -> tuple[sp.Symbol, ...]:
+    """The variables: an ordered sequence of distinct sympy Symbols."""
+    vs = items(variables, "variables", NotPolynomialError, "sympy Symbols", MAX_VARIABLES)
+    if not vs:
+        raise NotPolynomialError("no variables given")
+    if len(set(vs)) != len(vs) or not all(isinstance(v, sp.Symbol) for v in vs):
+        raise NotPolynomialError(f"variables must be distinct sympy Symbols, got {variables!r}")
+    return tuple(vs)  # type: ignore[arg-type]
 
 
 def as_expression(value: object, name: str, variables: Sequence[sp.Symbol]) -> sp.Expr:

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from numbers import Integral
 
+import numpy as np
 import sympy as sp
 
-from ._validate import exact_rational
+from ._validate import exact_rational, items
 from .errors import InvalidResultError, InvalidTypeError
 
-__all__ = ["RLCT", "Condition", "as_rational"]
+__all__ = ["RLCT", "Condition", "as_rational", "condition_tuple"]
 
 
 def as_rational(value: object, name: str = "value") -> sp.Rational:
@@ -29,6 +30,15 @@ def as_rational(value: object, name: str = "value") -> sp.Rational:
     return exact_rational(value, name, InvalidTypeError)
 
 
+def condition_tuple(value: object, name: str) -> tuple[Condition, ...]:
+    """A sequence of :class:`Condition` as a tuple; anything else raises InvalidTypeError."""
+    entries = items(value, name, InvalidTypeError, "Conditions")
+    bad = [c for c in entries if not isinstance(c, Condition)]
+    if bad:
+        raise InvalidTypeError(f"{name} must hold Condition objects, got {bad[0]!r}")
+    return tuple(entries)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class Condition:
     """A hypothesis a result rests on: ``status`` is True (proven), False (fails) or None (undecided)."""
@@ -37,7 +47,11 @@ class Condition:
     status: bool | None
 
     def __post_init__(self) -> None:
-        if self.status not in (True, False, None):
+        if not isinstance(self.statement, str):
+            raise InvalidTypeError(f"Condition.statement must be a string, got {self.statement!r}")
+        if isinstance(self.status, np.bool_):
+            object.__setattr__(self, "status", bool(self.status))
+        if not (self.status is True or self.status is False or self.status is None):
             raise InvalidTypeError(
                 f"Condition.status must be True, False or None, got {self.status!r}"
             )
@@ -73,13 +87,22 @@ class RLCT:
         object.__setattr__(self, "upper", as_rational(self.upper, "upper"))
         if self.lam is not None:
             object.__setattr__(self, "lam", as_rational(self.lam, "lam"))
+            if self.lam < 0:
+                raise InvalidResultError(f"lam = {self.lam} is negative: λ ≥ 0 always")
         if self.mult is not None:
             if not isinstance(self.mult, Integral) or isinstance(self.mult, bool) or self.mult < 1:
                 raise InvalidTypeError(
                     f"mult must be a positive integer or None, got {self.mult!r}"
                 )
             object.__setattr__(self, "mult", int(self.mult))
-        object.__setattr__(self, "conditions", tuple(self.conditions))
+        if not isinstance(self.exact, (bool, np.bool_)):
+            raise InvalidTypeError(f"exact must be True or False, got {self.exact!r}")
+        object.__setattr__(self, "exact", bool(self.exact))
+        if not isinstance(self.method, str):
+            raise InvalidTypeError(f"method must be a string, got {self.method!r}")
+        object.__setattr__(self, "conditions", condition_tuple(self.conditions, "conditions"))
+        if self.lower < 0:
+            raise InvalidResultError(f"lower bound {self.lower} is negative: λ ≥ 0 always")
         if self.lower > self.upper:
             raise InvalidResultError(f"lower bound {self.lower} exceeds upper bound {self.upper}")
         if self.exact:
@@ -105,7 +128,7 @@ class RLCT:
     ) -> RLCT:
         """An exact result: λ = ``lam`` with multiplicity ``mult``."""
         r = as_rational(lam, "lam")
-        return cls(r, mult, True, r, r, method, tuple(conditions))
+        return cls(r, mult, True, r, r, method, conditions)
 
     @classmethod
     def bounds(
@@ -117,7 +140,13 @@ class RLCT:
     ) -> RLCT:
         """A non-exact result: only ``lower ≤ λ ≤ upper`` is proven."""
         return cls(
-            None, None, False, as_rational(lower), as_rational(upper), method, tuple(conditions)
+            None,
+            None,
+            False,
+            as_rational(lower, "lower"),
+            as_rational(upper, "upper"),
+            method,
+            conditions,
         )
 
     @property

@@ -10,7 +10,7 @@ import sympy as sp
 from .._validate import count
 from ..result import RLCT
 from .coefficient import llc
-from .point import parse_point
+from .point import check_jacobian_size, parse_point
 from .theorems import (
     TheoremValue,
     corollary_5_3,
@@ -88,7 +88,9 @@ def check_theorems(
     whose hypotheses fail is still evaluated: the record says so in ``hypotheses_hold``.
     """
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
-    rng = np.random.default_rng(count(seed, "seed", 0))
+    seed = count(seed, "seed", 0)
+    check_jacobian_size(d, p, K, None, p == 1)  # the largest Jacobian: with biases when p = 1
+    rng = np.random.default_rng(seed)
     W, V = _draw(rng, (d, K)), _draw(rng, (p, K))
     Xa = parse_point(W, V, X, centered).X if X is not None else None
     data = "none" if Xa is None else f"X n={Xa.shape[0]}" + (" centred" if centered else "")

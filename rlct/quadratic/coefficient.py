@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .._validate import count, flag
 from ..ranks import TARGET_FAILURE
 from ..result import RLCT, Condition
 from .generic import generic_rank_certificate
@@ -51,6 +52,8 @@ def llc(
     statement gives δ; with ``False`` it is recorded as undecided and the result is not exact.
     """
     pt = parse_point(W, V, X, centered, b)
+    seed = count(seed, "seed", 0)
+    allow_probabilistic = flag(allow_probabilistic, "allow_probabilistic")
     r = rank_at(pt)
     N = num_parameters(pt.d, pt.p, pt.K, pt.bias)
     k = fibre_dimension(pt)

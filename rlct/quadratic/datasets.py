@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import count
+from ..errors import TooLargeError
 
-__all__ = ["modular_addition_data"]
+__all__ = ["MAX_BYTES", "modular_addition_data"]
+
+MAX_BYTES = 512 * 2**20
+"""The most memory the dataset may take (X and Y together): p ≤ 281."""
+
+
+def _max_p() -> int:
+    return int((MAX_BYTES / (3 * np.dtype(np.int64).itemsize)) ** (1 / 3))
 
 
 def modular_addition_data(p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -18,6 +26,13 @@ def modular_addition_data(p: int) -> tuple[np.ndarray, np.ndarray]:
     The input matrix has rank 2p − 1 (the two one-hot halves both sum to the all-ones column).
     """
     p = count(p, "p", 2)
+    size = 3 * p**3 * np.dtype(np.int64).itemsize  # X: p² × 2p, Y: p² × p
+    if size > MAX_BYTES:
+        raise TooLargeError(
+            f"modular_addition_data(p = {p:,}) would need X of {p * p:,} × {2 * p:,} and Y of "
+            f"{p * p:,} × {p:,} int64 entries, {size / 2**30:,.1f} GiB; at most "
+            f"{MAX_BYTES // 2**20} MiB (p ≤ {_max_p()}) are allocated"
+        )
     a, b = np.divmod(np.arange(p * p), p)
     X = np.zeros((p * p, 2 * p), dtype=np.int64)
     X[np.arange(p * p), a] = 1

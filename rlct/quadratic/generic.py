@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import count
+from .._validate import count, flag
 from ..ranks import GenericRank, sample_generic_rank
 from .jacobians import build_jacobian, shape_bound
-from .point import den_lcm, parse_data
+from .point import check_jacobian_size, den_lcm, parse_data
 
 __all__ = ["content_bits", "generic_rank", "generic_rank_certificate"]
 
@@ -73,8 +73,9 @@ def generic_rank_certificate(
     """
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
     seed = count(seed, "seed", 0)
+    centered, bias = flag(centered, "centered"), flag(bias, "bias")
     Xa = parse_data(X, d, centered)
-    centered, bias = bool(centered), bool(bias)
+    check_jacobian_size(d, p, K, None if Xa is None else Xa.shape[0], bias)
     u = shape_bound(d, p, K, Xa, centered, bias)
     Xi = None
     if Xa is not None:

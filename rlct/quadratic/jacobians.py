@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._validate import count
+from .._validate import count, flag
 from ..ranks import exact_rank, rational_rank
 from .point import Point, integer_point, parse_point
 
@@ -132,7 +132,7 @@ def jacobian(
 def num_parameters(d: int, p: int, K: int, bias: bool = False) -> int:
     """N = (d + p)K, plus K hidden biases and p output biases when ``bias``."""
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
-    return (d + p) * K + ((K + p) if bias else 0)
+    return (d + p) * K + ((K + p) if flag(bias, "bias") else 0)
 
 
 def _rows(d: int, p: int, n: int | None, bias: bool) -> int:

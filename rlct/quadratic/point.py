@@ -21,17 +21,27 @@ import flint
 import numpy as np
 import sympy as sp
 
-from ..errors import InvalidShapeError, InvalidTypeError, NonFiniteError
+from .._validate import flag
+from ..errors import InvalidShapeError, InvalidTypeError, NonFiniteError, TooLargeError
 
 __all__ = [
+    "MAX_JACOBIAN_ENTRIES",
     "Point",
+    "check_jacobian_size",
     "den_lcm",
     "exact_array",
     "exact_entry",
     "integer_point",
+    "jacobian_shape",
+    "object_array",
     "parse_data",
     "parse_point",
 ]
+
+
+MAX_JACOBIAN_ENTRIES = 4_000_000
+"""The largest exact Jacobian built (rows × columns); the largest benchmarked shape, d = 14,
+p = 7, K = 100 on modular-addition data, has 343 × 2,100 = 720,300 entries."""
 
 
 def exact_entry(x: object, where: str) -> Fraction:
@@ -65,9 +75,9 @@ def exact_entry(x: object, where: str) -> Fraction:
     raise InvalidTypeError(f"{where} = {x!r} ({type(x).__name__}) is not a real rational number")
 
 
-def exact_array(value: object, name: str) -> np.ndarray:
-    """An object array of exact numbers (Python ints where integral, else Fractions); shape
-    problems raise InvalidShapeError."""
+def object_array(value: object, name: str) -> np.ndarray:
+    """``value`` as a numpy object array, entries not yet converted (cheap: shapes can be
+    checked before the per-entry work); NaN / inf in float arrays and ragged lists are refused."""
     if value is None:
         raise InvalidShapeError(f"{name} is required")
     if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
@@ -79,6 +89,15 @@ def exact_array(value: object, name: str) -> np.ndarray:
         arr = np.array(value, dtype=object)
     except ValueError as exc:  # ragged nested lists
         raise InvalidShapeError(f"{name} is not a rectangular array: {exc}") from None
+    if arr.ndim == 0:
+        raise InvalidShapeError(f"{name} must be an array, got {value!r}")
+    return arr
+
+
+def exact_array(value: object, name: str) -> np.ndarray:
+    """An object array of exact numbers (Python ints where integral, else Fractions); shape
+    problems raise InvalidShapeError."""
+    arr = object_array(value, name)
     out = np.empty(arr.shape, dtype=object)
     for idx in np.ndindex(arr.shape):
         x = arr[idx]
@@ -122,12 +141,13 @@ class Point(NamedTuple):
 def parse_point(
     W: object, V: object, X: object = None, centered: bool = False, b: object = None
 ) -> Point:
-    """Validate shapes and convert every entry exactly (see the module docstring)."""
-    Wa = exact_array(W, "W")
+    """Validate shapes and convert every entry exactly (see the module docstring). Shapes and the
+    Jacobian's size are checked before any entry is converted."""
+    Wa = object_array(W, "W")
     if Wa.ndim != 2 or 0 in Wa.shape:
         raise InvalidShapeError(f"W must be a non-empty d × K matrix, got shape {Wa.shape}")
     d, K = Wa.shape
-    Va = exact_array(V, "V")
+    Va = object_array(V, "V")
     if Va.ndim == 1:
         Va = Va.reshape(1, -1)
     if Va.ndim != 2 or Va.shape[0] == 0 or Va.shape[1] != K:
@@ -137,7 +157,7 @@ def parse_point(
         )
     Xa = None
     if X is not None:
-        Xa = exact_array(X, "X")
+        Xa = object_array(X, "X")
         if Xa.ndim != 2 or Xa.shape[0] == 0 or Xa.shape[1] != d:
             raise InvalidShapeError(
                 f"X has shape {Xa.shape} but W has shape {Wa.shape}: X must be n × d with d = {d} "
@@ -145,21 +165,44 @@ def parse_point(
             )
     ba = None
     if b is not None:
-        ba = exact_array(b, "b")
+        ba = object_array(b, "b")
         if ba.shape != (K,):
             raise InvalidShapeError(
                 f"b has shape {ba.shape} but W has shape {Wa.shape}: b must have shape ({K},)"
             )
-    if not isinstance(centered, (bool, np.bool_)):
-        raise InvalidTypeError(f"centered must be a bool, got {centered!r}")
+    centered = flag(centered, "centered")
     if centered and Xa is None:
         raise InvalidShapeError(
             "centered=True needs a data matrix X (centring acts across samples)"
         )
-    return Point(Wa, Va, Xa, ba, bool(centered))
+    n = None if Xa is None else Xa.shape[0]
+    check_jacobian_size(d, Va.shape[0], K, n, ba is not None)
+    W_, V_ = exact_array(Wa, "W"), exact_array(Va, "V")
+    X_ = None if Xa is None else exact_array(Xa, "X")
+    b_ = None if ba is None else exact_array(ba, "b")
+    return Point(W_, V_, X_, b_, centered)
 
 
-def parse_data(X: object, d: int, centered: bool) -> np.ndarray | None:
+def jacobian_shape(d: int, p: int, K: int, n: int | None, bias: bool) -> tuple[int, int]:
+    """(rows, columns) of the Jacobian: p·m rows (m = d(d+1)/2, plus d + 1 with biases) without
+    data, p·n with n samples; N = (d + p)K columns, plus K + p with biases."""
+    rows = p * n if n is not None else p * (d * (d + 1) // 2 + ((d + 1) if bias else 0))
+    return rows, (d + p) * K + ((K + p) if bias else 0)
+
+
+def check_jacobian_size(d: int, p: int, K: int, n: int | None, bias: bool) -> None:
+    """Refuse shapes whose exact Jacobian would exceed MAX_JACOBIAN_ENTRIES (TooLargeError)."""
+    rows, cols = jacobian_shape(d, p, K, n, bias)
+    if rows * cols > MAX_JACOBIAN_ENTRIES:
+        data = "" if n is None else f", n = {n:,} samples"
+        raise TooLargeError(
+            f"the Jacobian for d = {d:,}, p = {p:,}, K = {K:,}{data} would need {rows:,} × "
+            f"{cols:,} = {rows * cols:,} exact entries; at most {MAX_JACOBIAN_ENTRIES:,} are built"
+        )
+
+
+def parse_data(X: object, d: int, centered: object) -> np.ndarray | None:
+    centered = flag(centered, "centered")
     if X is None:
         if centered:
             raise InvalidShapeError("centered=True needs a data matrix X")

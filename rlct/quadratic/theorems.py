@@ -19,9 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..errors import InvalidResultError, InvalidShapeError
+from .._validate import items
+from ..errors import InvalidResultError, InvalidShapeError, InvalidTypeError
 from ..ranks import rational_rank
-from ..result import Condition
+from ..result import Condition, as_rational, condition_tuple
 from .datasets import modular_addition_data
 from .hypotheses import (
     data_conditions,
@@ -30,7 +31,7 @@ from .hypotheses import (
     underparam_conditions,
 )
 from .jacobians import feature_rank, rank_at
-from .point import Point, parse_point
+from .point import Point, exact_array, parse_point
 
 __all__ = [
     "TheoremValue",
@@ -71,10 +72,20 @@ class TheoremValue:
     def __post_init__(self) -> None:
         if self.kind not in ("value", "bounds"):
             raise InvalidResultError(f"kind must be 'value' or 'bounds', got {self.kind!r}")
-        object.__setattr__(self, "lower", sp.Rational(self.lower))
-        object.__setattr__(self, "upper", sp.Rational(self.upper))
+        for name in ("theorem", "claim"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidTypeError(f"{name} must be a string, got {getattr(self, name)!r}")
+        object.__setattr__(self, "lower", as_rational(self.lower, "lower"))
+        object.__setattr__(self, "upper", as_rational(self.upper, "upper"))
+        object.__setattr__(self, "hypotheses", condition_tuple(self.hypotheses, "hypotheses"))
+        notes = items(self.notes, "notes", InvalidTypeError, "strings")
+        if not all(isinstance(n, str) for n in notes):
+            raise InvalidTypeError(f"notes must be strings, got {self.notes!r}")
+        object.__setattr__(self, "notes", tuple(notes))
         if self.kind == "value" and self.lower != self.upper:
             raise InvalidResultError("a 'value' claim needs lower == upper")
+        if self.lower > self.upper:
+            raise InvalidResultError(f"lower = {self.lower} exceeds upper = {self.upper}")
 
     @property
     def lam(self) -> sp.Rational | None:
@@ -287,11 +298,15 @@ def corollary_5_3(W: object, V: object, X: object = None, centered: bool = False
     then be n × 2p. Hypotheses: d = 2p, the rows of X are one-hot pairs [e_a; e_b], rank X = 2p−1,
     and Thm 5.2's almost-sure rank event at W.
     """
-    Vp = np.array(V, dtype=object)
+    Vp = exact_array(V, "V")
+    if Vp.ndim not in (1, 2):
+        raise InvalidShapeError(f"V must be a p × K matrix, got shape {Vp.shape}")
     p = 1 if Vp.ndim == 1 else Vp.shape[0]
     if X is None:
         if p < 2:
-            raise InvalidShapeError("Corollary 5.3 needs p ≥ 2 outputs (the modulus)")
+            raise InvalidShapeError(
+                f"V has {p} row: Corollary 5.3 needs p ≥ 2 outputs (the modulus) to build X"
+            )
         X = modular_addition_data(p)[0]
     pt = _unbiased(parse_point(W, V, X, centered), "Corollary 5.3")
     rX = rational_rank(pt.X)
