@@ -8,6 +8,7 @@ condition it rests on was proven (status ``True``); otherwise it carries rigorou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -17,7 +18,7 @@ import sympy as sp
 from ._validate import exact_rational, items
 from .errors import InvalidResultError, InvalidTypeError
 
-__all__ = ["RLCT", "Condition", "as_rational", "condition_tuple"]
+__all__ = ["RLCT", "Condition", "as_rational", "condition_tuple", "rational_str"]
 
 
 def as_rational(value: object, name: str = "value") -> sp.Rational:
@@ -39,6 +40,15 @@ def condition_tuple(value: object, name: str) -> tuple[Condition, ...]:
     return tuple(entries)  # type: ignore[arg-type]
 
 
+_STATUS = {True: "holds", False: "fails", None: "undecided"}
+_FROM_STATUS = {v: k for k, v in _STATUS.items()}
+
+
+def rational_str(value: sp.Rational | None) -> str | None:
+    """An exact rational as a string such as "3/4" or "2" (None stays None)."""
+    return None if value is None else str(value)
+
+
 @dataclass(frozen=True)
 class Condition:
     """A hypothesis a result rests on: ``status`` is True (proven), False (fails) or None (undecided)."""
@@ -57,8 +67,23 @@ class Condition:
             )
 
     def __str__(self) -> str:
-        mark = {True: "holds", False: "fails", None: "undecided"}[self.status]
-        return f"[{mark}] {self.statement}"
+        return f"[{_STATUS[self.status]}] {self.statement}"
+
+    def to_dict(self) -> dict[str, str]:
+        """Plain JSON-able data: the statement and the status "holds", "fails" or "undecided"."""
+        return {"statement": self.statement, "status": _STATUS[self.status]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> Condition:
+        """The inverse of :meth:`to_dict`."""
+        if not isinstance(data, Mapping):
+            raise InvalidTypeError(f"a condition must be a dict, got {data!r}")
+        status = data.get("status")
+        if status not in _FROM_STATUS:
+            raise InvalidTypeError(
+                f"status must be 'holds', 'fails' or 'undecided', got {status!r}"
+            )
+        return cls(data.get("statement"), _FROM_STATUS[status])  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -147,6 +172,37 @@ class RLCT:
             as_rational(upper, "upper"),
             method,
             conditions,
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-able data (``json.dumps`` takes it as is): λ and its bounds as exact strings
+        such as "3/4" (λ is None unless exact), m, the method, and each condition with its
+        status "holds", "fails" or "undecided". :meth:`from_dict` reads it back."""
+        return {
+            "lam": rational_str(self.lam),
+            "mult": self.mult,
+            "exact": self.exact,
+            "lower": rational_str(self.lower),
+            "upper": rational_str(self.upper),
+            "method": self.method,
+            "conditions": [c.to_dict() for c in self.conditions],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> RLCT:
+        """The inverse of :meth:`to_dict` (every field is validated again; strings such as
+        "3/4" are read by the safe parser, never evaluated)."""
+        if not isinstance(data, Mapping):
+            raise InvalidTypeError(f"an RLCT must be read from a dict, got {data!r}")
+        conditions = items(data.get("conditions", ()), "conditions", InvalidTypeError, "dicts")
+        return cls(
+            data.get("lam"),  # type: ignore[arg-type]
+            data.get("mult"),  # type: ignore[arg-type]
+            data.get("exact"),  # type: ignore[arg-type]
+            data.get("lower"),  # type: ignore[arg-type]
+            data.get("upper"),  # type: ignore[arg-type]
+            data.get("method"),  # type: ignore[arg-type]
+            tuple(Condition.from_dict(c) for c in conditions),  # type: ignore[arg-type]
         )
 
     @property

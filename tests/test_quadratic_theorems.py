@@ -6,6 +6,8 @@ with the exact λ. Disagreements are asserted as disagreements: the exact side i
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import sympy as sp
 
@@ -180,6 +182,20 @@ def test_check_theorems_records():
     assert (recs["Theorem G.2"].exact_lam, recs["Theorem G.2"].agree) == (4, True)
     with_data = {c.theorem for c in q.check_theorems(4, 2, 3, modular_addition_data(2)[0])}
     assert {"Theorem 5.2", "Corollary 5.3"} <= with_data
+
+
+def test_theorem_records_are_plain_json():
+    tv = q.theorem_4_2([[1, 1], [0, 1], [0, 0]], [[1, 1]])  # as in the test above: claims 3
+    d = json.loads(json.dumps(tv.to_dict()))
+    assert (d["theorem"], d["kind"], d["lam"], d["lower"], d["upper"]) == (
+        "Theorem 4.2", "value", "3", "3", "3"
+    )  # fmt: skip
+    assert d["hypotheses_hold"] is True and len(d["hypotheses"]) == len(tv.hypotheses) == 4
+    assert {h["status"] for h in d["hypotheses"]} == {"holds"}
+    recs = {c.theorem: c for c in q.check_theorems(3, 1, 2)}
+    r42 = json.loads(json.dumps(recs["Theorem 4.2"].to_dict()))
+    assert (r42["formula_lam"], r42["exact_lam"], r42["agree"], r42["d"]) == ("3", "5/2", False, 3)
+    assert json.loads(json.dumps([c.to_dict() for c in recs.values()]))  # every record
 
 
 def test_theorem_value_type():

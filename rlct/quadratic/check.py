@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import sympy as sp
 
 from .._validate import count
-from ..result import RLCT
+from ..result import RLCT, rational_str
 from .coefficient import llc
 from .point import check_jacobian_size, parse_point
 from .theorems import (
@@ -55,6 +55,16 @@ class TheoremCheck:
     @property
     def formula_lam(self) -> sp.Rational | None:
         return self.formula_lower if self.kind == "value" else None
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-able data: every field, rationals as exact strings ("3/4"), the three-valued
+        ``hypotheses_hold`` and ``agree`` as true / false / null."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = rational_str(value) if isinstance(value, sp.Rational) else value
+        out["formula_lam"] = rational_str(self.formula_lam)
+        return out
 
 
 def _agree(tv: TheoremValue, ex: RLCT) -> bool | None:

@@ -22,7 +22,7 @@ import sympy as sp
 from .._validate import items
 from ..errors import InvalidResultError, InvalidShapeError, InvalidTypeError
 from ..ranks import rational_rank
-from ..result import Condition, as_rational, condition_tuple
+from ..result import Condition, as_rational, condition_tuple, rational_str
 from .datasets import modular_addition_data
 from .hypotheses import (
     data_conditions,
@@ -91,6 +91,21 @@ class TheoremValue:
     def lam(self) -> sp.Rational | None:
         """The claimed λ for a 'value' claim, else None."""
         return self.lower if self.kind == "value" else None
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-able data: bounds as exact strings ("3/4"), each hypothesis with its status
+        "holds", "fails" or "undecided", and whether they all hold (true / false / null)."""
+        return {
+            "theorem": self.theorem,
+            "claim": self.claim,
+            "kind": self.kind,
+            "lam": rational_str(self.lam),
+            "lower": rational_str(self.lower),
+            "upper": rational_str(self.upper),
+            "hypotheses": [c.to_dict() for c in self.hypotheses],
+            "hypotheses_hold": self.hypotheses_hold,
+            "notes": list(self.notes),
+        }
 
     @property
     def hypotheses_hold(self) -> bool | None:
