@@ -7,9 +7,10 @@ same for the full-data losses. Each estimator then adds its own findings, in its
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -24,6 +25,22 @@ from numeric.findings import (
     format_findings,
 )
 from numeric.types import Trace
+
+
+def to_plain(x: Any) -> Any:
+    """``x`` as plain Python data: dataclasses and mappings as dicts, arrays and tuples as lists,
+    numpy scalars as Python numbers."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: to_plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, dict) or hasattr(x, "items"):
+        return {str(k): to_plain(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [to_plain(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,20 @@ class LLCEstimate:
     def delta_trace(self) -> np.ndarray:
         """L_B(w_t) − L_B(w*) [chain, draw]."""
         return self.loss_trace - self.ref_loss_trace
+
+    def to_dict(self, *, traces: bool = False) -> dict[str, Any]:
+        """Plain data (``json.dumps``-able; NaN stays a float NaN): every scalar field, the
+        per-chain values, the config and the findings as dicts; the [chain, draw] traces (and
+        the full-data loss trace) only with ``traces=True``."""
+        skip = () if traces else ("loss_trace", "ref_loss_trace")
+        out = {
+            f.name: to_plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name not in skip
+        }
+        if self.full_data is not None and not traces:
+            out["full_data"].pop("loss_trace")
+        return out
 
     def __str__(self) -> str:
         c = self.config
