@@ -21,8 +21,8 @@ import sympy as sp
 
 from ._validate import items, prior_vector
 from .errors import InvalidTypeError, NotNonNegativeError, NotPolynomialError
+from .expressions import MAX_GENERATORS, as_expression, as_variables, check_size
 from .polyhedron import Face, NewtonPolyhedron
-from .polynomials import MAX_GENERATORS, as_expression, as_variables, check_size
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
 
