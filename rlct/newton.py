@@ -19,8 +19,9 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ._validate import prior_vector
-from .errors import NotNonNegativeError, NotPolynomialError
+from ._validate import items, prior_vector
+from .errors import InvalidTypeError, NotNonNegativeError, NotPolynomialError
+from .expressions import MAX_GENERATORS, as_expression, as_variables, check_size
 from .polyhedron import Face, NewtonPolyhedron
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
@@ -41,13 +42,7 @@ class NewtonAnalysis:
 
 
 def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly:
-    if not variables:
-        raise NotPolynomialError("no variables given")
-    if len(set(variables)) != len(variables) or not all(
-        isinstance(v, sp.Symbol) for v in variables
-    ):
-        raise NotPolynomialError(f"variables must be distinct sympy Symbols, got {variables!r}")
-    e = sp.sympify(expr)
+    e = as_expression(expr, what, variables)
     if e.has(sp.Float):
         raise NotPolynomialError(
             f"{what} has floating-point coefficients: {e}; use exact rationals"
@@ -57,6 +52,7 @@ def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly
         raise NotPolynomialError(
             f"{what} contains symbols {sorted(map(str, extra))} not in the variables"
         )
+    check_size(e, variables, what)
     try:
         p = sp.Poly(e, *variables)
     except sp.PolynomialError as err:
@@ -151,10 +147,10 @@ def newton_analysis(
     K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
 ) -> NewtonAnalysis:
     """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 (see :func:`from_polynomial`)."""
-    variables = tuple(variables)
+    variables = as_variables(variables)
     p = _as_poly(K, variables, "K")
-    h = prior_vector(prior_exponents, len(variables))
-    poly = NewtonPolyhedron(p.monoms())
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    poly = NewtonPolyhedron(p.monoms(), "K")
     _check_nonnegative_faces(p, poly)
     systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
     order = min(sum(m) for m in p.monoms())
@@ -184,23 +180,23 @@ def ideal_analysis(
     prior_exponents: Sequence[object] | None = None,
 ) -> NewtonAnalysis:
     """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (see :func:`from_ideal`)."""
-    variables = tuple(variables)
-    gens = list(generators)
+    variables = as_variables(variables)
+    gens = items(generators, "generators", InvalidTypeError, "polynomials", MAX_GENERATORS)
     if not gens:
         raise NotPolynomialError("an ideal needs at least one generator")
     polys = []
     for i, f in enumerate(gens):
-        e = sp.sympify(f)
+        e = as_expression(f, f"f_{i + 1}", variables)
         if e == 0:
             continue  # the zero generator adds nothing to the ideal
         polys.append(_as_poly(e, variables, f"f_{i + 1}"))
     if not polys:
         raise NotNonNegativeError("every generator is zero: K ≡ 0 has no RLCT")
-    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()])
+    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()], "the ideal ⟨f_i⟩")
     systems = [
         (f, [e for e in (_face_expr(p, f) for p in polys) if e != 0]) for f in poly.compact_faces
     ]
-    h = prior_vector(prior_exponents, len(variables))
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
     order = 2 * min(sum(m) for p in polys for m in p.monoms())
     return _analyse(poly, systems, variables, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
 
