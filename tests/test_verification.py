@@ -11,10 +11,10 @@ import sympy as sp
 
 import rlct
 from numeric.findings import Finding
+from verification import assert_llc_matches
 from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
 from verification.crosscheck import DecisionRule, decide
-from verification import assert_llc_matches
 from verification.report import Report, format_findings, run_cases, write_report
 
 

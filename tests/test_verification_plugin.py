@@ -15,7 +15,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 # A user's test file: estimates are stand-ins with the fields an LLCEstimate has.
-USER_TESTS = '''
+USER_TESTS = """
 from dataclasses import dataclass
 
 import rlct
@@ -38,7 +38,7 @@ def test_agrees(llc_check):
 
 def test_disagrees(llc_check):
     llc_check(Estimate(0.70, 0.01), rlct.normal_crossing([1]), name="my net")
-'''
+"""
 
 
 def test_user_tests_get_the_fixture_from_the_entry_point(pytester: pytest.Pytester) -> None:
