@@ -21,7 +21,7 @@ import numeric
 import rlct
 from numeric.reference import GaussianLinear, expected_llc
 
-from ._validate import check_bool, check_int, check_settings, check_type
+from ._validate import MAX_SEED, check_bool, check_int, check_settings, check_type
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 from .crosscheck import CrossCheck, DecisionRule, decide, refuse
 from .errors import InvalidArgumentError, InvalidTypeError
@@ -318,7 +318,7 @@ def crosscheck(
     """
     s = Settings() if settings is None else settings
     check_type("settings", s, Settings)
-    seed = s.seed if seed is None else check_int("seed", seed, 0, 2**63 - 1)
+    seed = s.seed if seed is None else check_int("seed", seed, 0, MAX_SEED)
     if isinstance(case, QuadraticCase):
         if case.X is None:
             raise InvalidArgumentError(
