@@ -20,8 +20,9 @@ from .errors import (
     NotPolynomialError,
     RLCTError,
 )
-from .newton import from_ideal, from_polynomial, ideal_analysis, newton_analysis
+from .newton import ideal_analysis, newton_analysis
 from .normal_crossing import normal_crossing
+from .polynomial import from_ideal, from_polynomial
 from .quadratic import (
     GenericRank,
     generic_rank,

@@ -33,3 +33,9 @@ class InvalidShapeError(RLCTError):
 
 class NonFiniteError(RLCTError):
     """An input contains NaN or ±inf."""
+
+
+class UndecidedError(RLCTError):
+    """An exact computation met a question it could not decide within its limits (the sign of an
+    algebraic number, a resolution deeper than allowed). Callers turn it into an undecided
+    condition and bounds; it never becomes a guess."""

@@ -25,7 +25,7 @@ from .polyhedron import Face, NewtonPolyhedron
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
 
-__all__ = ["NewtonAnalysis", "from_ideal", "from_polynomial", "newton_analysis"]
+__all__ = ["NewtonAnalysis", "as_polynomial", "ideal_analysis", "newton_analysis"]
 
 
 @dataclass(frozen=True)
@@ -150,21 +150,8 @@ def _analyse(
 def newton_analysis(
     K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
 ) -> NewtonAnalysis:
-    """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 (see :func:`from_polynomial`)."""
-    variables = tuple(variables)
-    p = _as_poly(K, variables, "K")
-    h = prior_vector(prior_exponents, len(variables))
-    poly = NewtonPolyhedron(p.monoms())
-    _check_nonnegative_faces(p, poly)
-    systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
-    order = min(sum(m) for m in p.monoms())
-    return _analyse(poly, systems, variables, h, True, 1, order, "polynomial K")
-
-
-def from_polynomial(
-    K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
-) -> RLCT:
-    """λ and m of a polynomial K ≥ 0 with K(0) = 0, under the prior Π |w_j|^(h_j).
+    """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 with K(0) = 0 under the prior
+    Π |w_j|^(h_j) (:func:`rlct.from_polynomial` goes on from here when K is degenerate).
 
     Exact (λ = 1/t, m = codim of the face at t·τ) when every compact face polynomial is proven to
     have no real torus zero; otherwise the result gives bounds 1/ord₀(K) ≤ λ ≤ 1/t and lists the
@@ -175,7 +162,14 @@ def from_polynomial(
     in the exact case it is proven: each K_γ is then zero-free on every open orthant and positive at
     a sample point there, so K ≍ Σ_vertices |w^a| ≥ 0 near the origin.
     """
-    return newton_analysis(K, variables, prior_exponents).result
+    variables = tuple(variables)
+    p = _as_poly(K, variables, "K")
+    h = prior_vector(prior_exponents, len(variables))
+    poly = NewtonPolyhedron(p.monoms())
+    _check_nonnegative_faces(p, poly)
+    systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
+    order = min(sum(m) for m in p.monoms())
+    return _analyse(poly, systems, variables, h, True, 1, order, "polynomial K")
 
 
 def ideal_analysis(
@@ -183,7 +177,12 @@ def ideal_analysis(
     variables: Sequence[sp.Symbol],
     prior_exponents: Sequence[object] | None = None,
 ) -> NewtonAnalysis:
-    """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (see :func:`from_ideal`)."""
+    """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (f_i(0) = 0), under the prior
+    Π |w_j|^(h_j) (:func:`rlct.from_ideal` goes on from here when the ideal is degenerate).
+
+    λ = RLCT(I)/2 = 1/(2 t_I) when every compact face system of P(I) is proven to have no common real
+    torus zero (monomial ideals always qualify); otherwise bounds, with the failing faces listed.
+    """
     variables = tuple(variables)
     gens = list(generators)
     if not gens:
@@ -205,14 +204,6 @@ def ideal_analysis(
     return _analyse(poly, systems, variables, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
 
 
-def from_ideal(
-    generators: Sequence[object],
-    variables: Sequence[sp.Symbol],
-    prior_exponents: Sequence[object] | None = None,
-) -> RLCT:
-    """λ and m of K = Σ f_i² for polynomials f_i with f_i(0) = 0, under the prior Π |w_j|^(h_j).
-
-    λ = RLCT(I)/2 = 1/(2 t_I) when every compact face system of P(I) is proven to have no common real
-    torus zero (monomial ideals always qualify); otherwise bounds, with the failing faces listed.
-    """
-    return ideal_analysis(generators, variables, prior_exponents).result
+def as_polynomial(expr: object, variables: Sequence[sp.Symbol], what: str = "K") -> sp.Poly:
+    """``expr`` as a polynomial over Q in ``variables``, validated as :func:`newton_analysis` does."""
+    return _as_poly(expr, tuple(variables), what)
