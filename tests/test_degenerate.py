@@ -167,3 +167,13 @@ def test_three_variables_without_a_certified_change_keep_bounds():
         assert (r.lam, r.mult) == (R(1, 2), 1)
     else:
         assert r.lower <= R(1, 2) <= r.upper
+
+
+def test_catalogue_degenerate_entries_are_exact():
+    from verification.catalogue import D, catalogue
+
+    cases = [e.run.args[0] for e in catalogue(quick=False) if e.family == D]
+    assert len(cases) == 4
+    for case in cases:
+        assert not newton_analysis(case.K, case.variables).result.exact
+        assert case.exact().exact, case.name
