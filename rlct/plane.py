@@ -4,7 +4,7 @@ Setting. ζ(z) = ∫_U |K|^z |x|^(h_x) |y|^(h_y) dx dy over a small neighbourhoo
 its largest pole and m that pole's order; τ = (h_x + 1, h_y + 1).
 
 Theorem used (resolution of singularities; Watanabe 2009, *Algebraic Geometry and Statistical
-Learning Theory*, Thms 2.4 and 6.1). Let π be proper, real analytic, an isomorphism away from
+Learning Theory*, ch. 2 and 4: Hironaka's theorem and the poles of ζ). Let π be proper, real analytic, an isomorphism away from
 π⁻¹(0), such that near every point P of π⁻¹(0) there are coordinates with K∘π = (unit)·Π u_j^(N_j)
 and |det π'|·(prior∘π) = (unit > 0)·Π |u_j|^(k_j). Then λ = min_P min_j (k_j + 1)/N_j and m is the
 largest number of j attaining the minimum at one P (the integrand is ≥ 0, so the contributions of
@@ -134,7 +134,7 @@ class PlaneResolution:
         out.append(
             Condition(
                 f"λ = min over the {len(nodes)} chart(s) = {self.lam}, largest order there m = "
-                f"{self.mult} (Watanabe 2009, Thm 6.1: non-negative contributions do not cancel)",
+                f"{self.mult} (non-negative contributions to a pole add, they never cancel)",
                 True,
             )
         )
