@@ -1,7 +1,8 @@
 """Coordinate changes suggested by degenerate faces: triangular (and linear) substitutions.
 
 λ and m are invariant under an analytic isomorphism φ fixing 0 that keeps the prior's form
-(change of variables w = φ(w') in ζ(z) = ∫ K(w)^z φ(w) dw: the Jacobian is a positive unit). The changes tried here are
+(change of variables w = φ(w') in ζ(z) = ∫ K(w)^z φ(w) dw: the Jacobian is a positive unit).
+The changes tried here are
 
     φ: x_k ↦ x_k − r(x_{−k}),   r a polynomial with r(0) = 0,
 
