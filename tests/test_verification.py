@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 import rlct
-from numeric.diagnostics import Finding
+from numeric.findings import Finding
 from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
 from verification.crosscheck import DecisionRule, decide
