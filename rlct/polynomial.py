@@ -27,7 +27,8 @@ from ._validate import prior_vector
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
 from .errors import UndecidedError
-from .newton import as_polynomial, ideal_analysis, newton_analysis
+from .expressions import as_variables
+from .newton import as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .result import RLCT, Condition
 
@@ -52,13 +53,15 @@ def from_polynomial(
     Exact whenever K is Newton non-degenerate, splits into blocks that are, has two variables
     (always), or becomes so after a triangular change of coordinates; otherwise proven bounds
     with the conditions that failed. See the module docstring for the order of attempts.
+
+    K is a sympy expression, an exact number or a string (read by :mod:`rlct.parsing`, never
+    evaluated), validated and size-bounded as :func:`rlct.newton_analysis` does.
     """
-    analysis = newton_analysis(K, variables, prior_exponents)
-    if analysis.result.exact:
-        return analysis.result
-    poly = as_polynomial(K, variables)
-    h = prior_vector(prior_exponents, len(poly.gens))
-    return _solve(poly, h, _Budget(), analysis.result)
+    variables = as_variables(variables)
+    poly = as_polynomial(K, variables, "K")
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    newton = newton_step(poly, h).result
+    return newton if newton.exact else _solve(poly, h, _Budget(), newton)
 
 
 def from_ideal(
@@ -69,19 +72,17 @@ def from_ideal(
     """λ and m of K = Σ f_i² for polynomials f_i with f_i(0) = 0, under the prior Π |w_j|^(h_j).
 
     λ = RLCT(I)/2 = 1/(2 t_I) when the ideal is Newton non-degenerate; otherwise K = Σ f_i² goes
-    through :func:`from_polynomial`'s other steps (two variables are always exact).
+    through :func:`from_polynomial`'s other steps (two variables are always exact). The f_i are
+    validated as :func:`rlct.ideal_analysis` does.
     """
-    analysis = ideal_analysis(generators, variables, prior_exponents)
-    if analysis.result.exact:
-        return analysis.result
-    polys = [
-        as_polynomial(f, variables, f"f_{i + 1}")
-        for i, f in enumerate(generators)
-        if sp.sympify(f) != 0
-    ]
+    variables = as_variables(variables)
+    polys = as_generators(generators, variables)
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    newton = ideal_step(polys, h).result
+    if newton.exact:
+        return newton
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
-    h = prior_vector(prior_exponents, len(K.gens))
-    return _solve(K, h, _Budget(), analysis.result)
+    return _solve(K, h, _Budget(), newton)
 
 
 def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
@@ -104,7 +105,7 @@ def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT
 
 
 def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT:
-    newton = newton_analysis(K.as_expr(), K.gens, h).result
+    newton = newton_step(K, h).result
     return newton if newton.exact else _solve(K, h, budget, newton)
 
 
@@ -138,7 +139,7 @@ def _names(gens: Sequence[sp.Symbol]) -> str:
 
 def _search(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
     """Step 4: triangular changes from the degenerate faces, depth-first within the budget."""
-    analysis = newton_analysis(K.as_expr(), K.gens, h)
+    analysis = newton_step(K, h)
     failing = [f for f, c in analysis.face_conditions if c.status is not True]
     subs, blocked = candidate_substitutions(K, failing, h)
     notes = [Condition(b, None) for b in blocked]
