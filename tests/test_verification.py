@@ -231,3 +231,27 @@ def test_regression_potential_is_the_full_data_loss() -> None:
     w = torch.randn(6, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     direct = torch.stack([prob.loss_fn({"w": wi}, prob.data) for wi in w])
     torch.testing.assert_close(prob.potential(w), direct)
+
+
+def test_models_refuse_strings_and_do_not_run_them(tmp_path: Path) -> None:
+    """sympy.Poly(text, …) would run text through sympy's parser (which evaluates Python): the
+    potential and the regression's exponents take sympy expressions only."""
+    import torch
+
+    from verification.cases import PotentialCase
+    from verification.models import polynomial_potential, regression_problem
+
+    marker = tmp_path / "pwned"
+    payload = f"__import__('os').system('touch {marker}') or w**2"
+    w = sp.Symbol("w", real=True)
+    with pytest.raises(TypeError, match=r"^K must be a sympy expression.*refused"):
+        polynomial_potential(payload, (w,))
+    case = PotentialCase("payload", payload, (w,), (sp.Integer(0),), None, None)
+    with pytest.raises(TypeError, match=r"^K must be a sympy expression"):
+        regression_problem(case, 10, torch.Generator().manual_seed(0))
+    with pytest.raises(TypeError, match=r"^variables must be .* sympy Symbols"):
+        polynomial_potential(w**2, ("w",))
+    assert not marker.exists()
+    # a sympy expression still gives the potential: K(w) = w² + 3w⁴ at w = 0.5 is 0.4375
+    K = polynomial_potential(w**2 + 3 * w**4, (w,))
+    assert K(torch.tensor([[0.5]], dtype=torch.float64)).item() == pytest.approx(0.4375)
