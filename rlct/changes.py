@@ -21,9 +21,15 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .expressions import MAX_TERMS, check_size
 from .polyhedron import Face
 
-__all__ = ["Substitution", "candidate_substitutions"]
+__all__ = ["MAX_CHANGED_TERMS", "Substitution", "candidate_substitutions"]
+
+MAX_CHANGED_TERMS = 10 * MAX_TERMS
+"""The most terms K∘φ may have once expanded (its degree is held to MAX_DEGREE, as K's is). Ten
+times a user's K: (x − y² − z²)² + x¹⁰⁰ is exact only through a K∘φ of 5,151 terms, while
+x ↦ x + y⁵ − 5y⁴z + … on a K of degree 100 would have expanded to up to 21 million."""
 
 
 @dataclass(frozen=True)
@@ -34,10 +40,12 @@ class Substitution:
     shift: sp.Expr
 
     def apply(self, K: sp.Poly) -> sp.Poly:
-        """K∘φ, expanded, over Q in the same variables."""
-        return sp.Poly(
-            sp.expand(K.as_expr().subs(self.variable, self.variable - self.shift)), *K.gens
-        )
+        """K∘φ, expanded, over Q in the same variables. Raises :class:`TooLargeError` before
+        expanding when K∘φ could have degree > MAX_DEGREE or more than MAX_CHANGED_TERMS terms
+        (:func:`rlct.expressions.check_size`), which keeps the search's memory bounded."""
+        composed = K.as_expr().subs(self.variable, self.variable - self.shift)
+        check_size(composed, K.gens, f"K∘φ for φ: {self}", MAX_CHANGED_TERMS)
+        return sp.Poly(sp.expand(composed), *K.gens)
 
     def __str__(self) -> str:
         return f"{self.variable} ↦ {self.variable - self.shift}"

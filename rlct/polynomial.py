@@ -26,7 +26,7 @@ import sympy as sp
 from ._validate import prior_vector
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
-from .errors import UndecidedError
+from .errors import TooLargeError, UndecidedError
 from .expressions import as_variables
 from .newton import as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
@@ -150,8 +150,12 @@ def _search(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLC
             if budget.changes <= 0:
                 break
             budget.changes -= 1
-            changed = s.apply(K)
-            sub = _solve_fresh(changed, h, budget)
+            try:
+                changed = s.apply(K)
+                sub = _solve_fresh(changed, h, budget)
+            except TooLargeError as err:  # K∘φ or its Newton polyhedron over the limits
+                notes.append(Condition(f"{s} not tried: {err}", None))
+                continue
             tried.append(str(s))
             if sub.exact:
                 budget.depth += 1
