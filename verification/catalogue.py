@@ -268,6 +268,12 @@ def _poly(name: str, K: sp.Expr, variables: tuple[sp.Symbol, ...]) -> PotentialC
     return PotentialCase(name, K, variables, (sp.Integer(0),) * len(variables), None, None)
 
 
+_X, _Y = sp.symbols("x y", real=True)
+_LINES = (_X**2 - 3 * _Y**2) ** 2  # two lines with irrational slopes ±1/√3
+_CUSP = (_Y**2 - _X**5) ** 2
+D = "degenerate (resolved)"  # Newton polyhedron degenerate as written; λ from the plane resolution
+
+
 def catalogue(quick: bool = False) -> list[Entry]:
     """The catalogue; ``quick`` is the subset that runs in well under two minutes on 2 CPU cores."""
     check_bool("quick", quick)
@@ -281,6 +287,8 @@ def catalogue(quick: bool = False) -> list[Entry]:
         _potential_entry(
             _poly("Newton K = x⁴ + x²y² + y⁶", x**4 + x**2 * y**2 + y**6, (x, y)), "Newton"
         ),
+        _potential_entry(_poly("degenerate K = (y − x³)² + x⁸", (y - x**3) ** 2 + x**8, (x, y)), D),
+        _potential_entry(_poly("degenerate K = (y² − x⁵)² + x¹²", _CUSP + x**12, (x, y)), D),
         _regression_entry(RRRCase(2, 2, 2, 0), "reduced rank regression"),
         _regression_entry(_nc([1, 1]), "normal-crossing regression"),
         _quadratic_entry(_quadratic_case(3, 1, 2, 0, modular=False), reps=250),
@@ -294,6 +302,10 @@ def catalogue(quick: bool = False) -> list[Entry]:
         _potential_entry(_nc([1, 1, 1]), "normal crossing"),
         _potential_entry(_poly("Newton K = x² + y² + z²", x**2 + y**2 + z**2, (x, y, z)), "Newton"),
         _potential_entry(_poly("Newton K = x²y⁴ + x⁶", x**2 * y**4 + x**6, (x, y)), "Newton"),
+        _potential_entry(
+            _poly("degenerate K = (x² − 3y²)² + (x² + y²)⁴", _LINES + (x**2 + y**2) ** 4, (x, y)), D
+        ),
+        _potential_entry(_poly("degenerate K = (y − x²)² + x⁶", (y - x**2) ** 2 + x**6, (x, y)), D),
         _regression_entry(RRRCase(3, 3, 2, 0), "reduced rank regression"),
         _regression_entry(RRRCase(4, 4, 3, 1), "reduced rank regression"),
         _regression_entry(DLNCase((2, 2, 2, 2), 0), "deep linear network"),

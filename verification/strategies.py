@@ -8,7 +8,9 @@ code under test: blocks on disjoint variables combine by
 
 starting from normal-crossing monomials c·Π w_j^(2k_j) (λ = min (h_j+1)/(2k_j)). Positive even
 sums are Newton non-degenerate, so the exact layer must reproduce these values. Degenerate cases
-(a factor (x^a − c·y^b)²) must never be reported exact.
+get their answer by construction too: λ and m do not change under a polynomial diffeomorphism
+fixing 0 that keeps the prior's form (:func:`diffeomorphic_polynomials`), and the binomial
+(x^a − c·y^b)² has λ = min((a+b)/(2ab), 1/2) (:func:`degenerate_polynomials`).
 
 Hypothesis owns the randomness: every strategy that needs a seed draws it, and torch generators
 are built from that seed downstream.
@@ -39,6 +41,7 @@ __all__ = [
     "BadInput",
     "bad_inputs",
     "degenerate_polynomials",
+    "diffeomorphic_polynomials",
     "dln_cases",
     "newton_polynomials",
     "normal_crossing_cases",
@@ -148,9 +151,19 @@ def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
     return PotentialCase(f"newton({b.expr})", b.expr, b.variables, b.prior, b.lam, b.mult)
 
 
+def _binomial_value(a: int, b: int) -> tuple[sp.Rational, int]:
+    """λ, m of (x^a − c·y^b)² (c > 0): the edge of normal (b, a)/g gives (a+b)/(2ab); the branches
+    x^a = c·y^b are smooth, real and cross the exceptional curve transversally, giving 1/2; m = 2
+    exactly when both attain (a = b = 2)."""
+    edge = sp.Rational(a + b, 2 * a * b)
+    return min(edge, sp.Rational(1, 2)), 2 if edge == sp.Rational(1, 2) else 1
+
+
 @st.composite
 def degenerate_polynomials(draw):
-    """K = (x^a − c·y^b)² · Π z_j^(2k_j): the face polynomial vanishes on the torus."""
+    """K = (x^a − c·y^b)² · Π z_j^(2k_j): the face polynomial vanishes on the torus, so the Newton
+    step alone gives only the bound ``newton_upper``; λ and m follow from the binomial's value
+    and the product rule over the disjoint z_j."""
     a, b = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     c = sp.Rational(draw(st.integers(1, 4)), draw(st.integers(1, 3)))
     extra = draw(st.lists(st.integers(0, 2), max_size=2))
@@ -160,11 +173,87 @@ def degenerate_polynomials(draw):
     # Newton value of the (x, y) factor: the edge from (2a, 0) to (0, 2b) meets the diagonal at
     # t = 2ab/(a+b); a z-factor k_j > 0 caps 1/t at 1/(2k_j) (product rule for upper bounds).
     upper = sp.Rational(a + b, 2 * a * b)
+    lam, mult = _binomial_value(a, b)
+    values = [(lam, mult)] + [(sp.Rational(1, 2 * k), 1) for k in extra if k]
     for k in extra:
         if k:
             upper = min(upper, sp.Rational(1, 2 * k))
+    lam = min(v for v, _ in values)
+    mult = sum(m for v, m in values if v == lam)
     zero = (sp.Integer(0),) * (2 + len(zs))
-    return PotentialCase(f"degenerate({K})", K, (x, y, *zs), zero, None, None, True, upper)
+    return PotentialCase(f"degenerate({K})", K, (x, y, *zs), zero, lam, mult, True, upper)
+
+
+def _triangular(draw, w: tuple[sp.Symbol, ...], k: int, degree: int) -> dict[sp.Symbol, sp.Expr]:
+    """w_k ↦ w_k + r(w_{−k}), r a sum of one or two monomials of degree 1..``degree``."""
+    others = [v for j, v in enumerate(w) if j != k]
+    r = sp.Integer(0)
+    for _ in range(draw(st.integers(1, 2))):
+        exps = draw(st.lists(st.integers(0, degree), min_size=len(others), max_size=len(others)))
+        total = sum(exps)
+        if total == 0 or total > degree:
+            exps = [0] * len(others)
+            exps[draw(st.integers(0, len(others) - 1))] = 1
+        c = draw(st.sampled_from([-3, -2, -1, 1, 2, 3, sp.Rational(1, 2), sp.Rational(-1, 2)]))
+        r += c * sp.Mul(*(v**e for v, e in zip(others, exps)))
+    return {w[k]: w[k] + r}
+
+
+def _linear(draw, w: tuple[sp.Symbol, ...]) -> dict[sp.Symbol, sp.Expr]:
+    """w ↦ A·w for an integer matrix A with det A ≠ 0."""
+    d = len(w)
+    entries = st.integers(-2, 2)
+    A = sp.Matrix(d, d, lambda i, j: draw(entries))
+    assume(A.det() != 0)
+    return {w[i]: sum(A[i, j] * w[j] for j in range(d)) for i in range(d)}
+
+
+@st.composite
+def diffeomorphic_polynomials(
+    draw, dim: int = 2, max_degree: int = 12, max_k: int = 2, priors: bool = True
+):
+    """K = K₀∘Φ with (λ, m) known by construction, degenerate in its own coordinates.
+
+    K₀ is a sum of normal-crossing monomials on a partition of the variables (λ = Σ of the blocks'
+    min (h_j+1)/(2k_j), m = Σ m_b − (#blocks − 1)); Φ composes one to three maps fixing 0 that keep
+    the prior's form: triangular w_k ↦ w_k + r(w_{−k}) for a k with h_k = 0 (Jacobian 1), and
+    invertible integer linear maps when the prior is flat. λ and m are those of K₀; total degree
+    ≤ ``max_degree`` (the maps' degrees are drawn within that budget).
+    """
+    w = sp.symbols("x y") if dim == 2 else sp.symbols(f"w0:{dim}")
+    w = tuple(sp.Symbol(str(v), real=True) for v in w)
+    hs = st.sampled_from([0, 0, 0, sp.Rational(1, 2), 1]) if priors else st.just(0)
+    h = [sp.Rational(draw(hs)) for _ in range(dim)]
+    labels = draw(st.lists(st.integers(0, dim - 1), min_size=dim, max_size=dim))
+    blocks = [[j for j in range(dim) if labels[j] == b] for b in sorted(set(labels))]
+    K0, lam, mult, degree = sp.Integer(0), sp.Integer(0), 1, 0
+    for block in blocks:
+        k = draw(st.lists(st.integers(0, max_k), min_size=len(block), max_size=len(block)))
+        if not any(k):
+            k[0] = 1
+        c = draw(st.integers(1, 3))
+        K0 += c * sp.Mul(*(w[j] ** (2 * kj) for j, kj in zip(block, k)))
+        bl, bm = _nc_value(k, [h[j] for j in block])
+        lam, mult = lam + bl, mult + bm - 1
+        degree = max(degree, 2 * sum(k))
+    K, maps = K0, []
+    for _ in range(draw(st.integers(1, 3))):
+        room = max_degree // degree
+        flat = [j for j in range(dim) if h[j] == 0]
+        if all(x == 0 for x in h) and draw(st.booleans()):
+            step = _linear(draw, w)
+        elif flat:
+            d_map = draw(st.integers(1, min(3, room))) if room >= 1 else 1
+            step = _triangular(draw, w, draw(st.sampled_from(flat)), d_map)
+            degree *= d_map
+        else:
+            break
+        K = K.subs(step, simultaneous=True)
+        maps.append(step)
+    K = sp.expand(K)
+    assume(K != K0 and sp.Poly(K, *w).total_degree() <= max_degree)
+    name = f"diffeo(K₀ = {K0}, Φ = {[{str(a): str(b) for a, b in m.items()} for m in maps]})"
+    return PotentialCase(name, K, w, tuple(h), lam, mult, False)
 
 
 @_checked(max_size=1)
