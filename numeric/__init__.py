@@ -1,7 +1,8 @@
 """Vectorised SGLD/MALA estimation of the local learning coefficient, with exact references.
 
 Public API: ``estimate_llc``, ``estimate_llc_potential``, ``from_module``, ``expected_llc``,
-``temperature_sweep``, ``hessian_trace``, ``hessian_top_eigenvalues`` and the result types.
+``temperature_sweep``, ``hessian_trace``, ``hessian_top_eigenvalues``, ``restrict`` (the
+weight-restricted LLC) and the result types.
 """
 
 from numeric.diagnostics import ess, split_rhat
@@ -11,6 +12,7 @@ from numeric.hessian import HessianTrace, hessian_top_eigenvalues, hessian_trace
 from numeric.llc import estimate_llc, from_module
 from numeric.potential import estimate_llc_potential
 from numeric.reference import ExpectedLLC, GaussianLinear, expected_llc
+from numeric.restrict import RestrictedLoss, restrict
 from numeric.result import FullDataLLC, LLCConfig, LLCEstimate
 from numeric.sweep import SweepResult, temperature_sweep
 
@@ -25,6 +27,7 @@ __all__ = [
     "LLCConfig",
     "LLCEstimate",
     "NumericError",
+    "RestrictedLoss",
     "SweepResult",
     "ess",
     "estimate_llc",
@@ -34,6 +37,7 @@ __all__ = [
     "from_module",
     "hessian_top_eigenvalues",
     "hessian_trace",
+    "restrict",
     "split_rhat",
     "temperature_sweep",
 ]
