@@ -19,34 +19,12 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 import torch
+from _dln import DT, dln_data, dln_loss, true_parameter
 from torch import nn
 
 import numeric
 import rlct
 from numeric.errors import InvalidInputError
-
-N = 10_000
-DT = torch.float64
-
-
-def _dln() -> tuple[dict[str, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(N, 2, generator=g, dtype=DT)
-    w = {
-        "W1": torch.tensor([[1.0, 0.5], [-0.3, 0.8]], dtype=DT),
-        "W2": torch.tensor([[0.7, -0.6]], dtype=DT),
-        "W3": torch.tensor([[0.9], [0.4]], dtype=DT),
-    }
-    return w, (x, _forward(w, x))
-
-
-def _forward(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    return x @ p["W1"].T @ p["W2"].T @ p["W3"].T
-
-
-def dln_loss(p: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
-    x, y = batch
-    return 0.5 * (y - _forward(p, x)).square().sum(-1).mean()
 
 
 def _assert_close(est: numeric.LLCEstimate, target: float) -> None:
@@ -63,7 +41,7 @@ def _assert_close(est: numeric.LLCEstimate, target: float) -> None:
     ],
 )
 def test_restricted_deep_linear_network_has_the_exact_lambda(free: list[str], lam) -> None:
-    w, data = _dln()
+    w, data = true_parameter(), dln_data()
     assert lam == (sp.Rational(3, 2) if len(free) == 2 else 1)
     loss, sub = numeric.restrict(dln_loss, w, free)
     assert list(sub) == free and all(sub[k] is w[k] for k in free)
@@ -76,7 +54,7 @@ def test_restricted_deep_linear_network_has_the_exact_lambda(free: list[str], la
 def test_restricted_estimate_equals_the_hand_frozen_model() -> None:
     """The restriction is only a change of loss: the same numbers as a loss with W1 and W2
     written in as constants, bit for bit."""
-    w, data = _dln()
+    w, data = true_parameter(), dln_data()
 
     def by_hand(p: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]):
         return dln_loss({"W1": w["W1"], "W2": w["W2"], "W3": p["W3"]}, batch)
