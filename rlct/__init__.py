@@ -24,7 +24,8 @@ from .errors import (
     TooLargeError,
 )
 from .monomial import normal_crossing
-from .newton import from_ideal, from_polynomial, ideal_analysis, newton_analysis
+from .newton import ideal_analysis, newton_analysis
+from .polynomial import from_ideal, from_polynomial
 from .quadratic import (
     GenericRank,
     TheoremCheck,

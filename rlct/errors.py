@@ -49,3 +49,9 @@ class InvalidResultError(RLCTError):
 class TooLargeError(RLCTError):
     """An input would need more time or memory than the exact computation allows (a size, a
     degree, an exponent or a string length over its limit); the message says what it would need."""
+
+
+class UndecidedError(RLCTError):
+    """An exact computation met a question it could not decide within its limits (the sign of an
+    algebraic number, a resolution deeper than allowed). Callers turn it into an undecided
+    condition and bounds; it never becomes a guess."""

@@ -81,7 +81,7 @@ def as_expression(value: object, name: str, variables: Sequence[sp.Symbol]) -> s
 
 
 def _bounds(
-    e: sp.Expr, args: list[tuple[int, int]], variables: set[sp.Symbol], name: str
+    e: sp.Expr, args: list[tuple[int, int]], variables: set[sp.Symbol], name: str, limit: int
 ) -> tuple[int, int]:
     """(degree, number of terms) bounds of e expanded, from those of its arguments."""
     if e in variables:
@@ -93,7 +93,7 @@ def _bounds(
     if isinstance(e, sp.Mul):
         terms = 1
         for _, t in args:
-            terms = min(terms * t, MAX_TERMS + 1)
+            terms = min(terms * t, limit + 1)
         return sum(d for d, _ in args), terms
     if isinstance(e, sp.Pow) and isinstance(e.exp, sp.Integer) and e.exp >= 0:
         k = int(e.exp)
@@ -109,9 +109,13 @@ def _bounds(
     )
 
 
-def check_size(expr: sp.Expr, variables: Sequence[sp.Symbol], name: str) -> None:
-    """Refuse a polynomial whose expansion could exceed MAX_DEGREE or MAX_TERMS (TooLargeError),
-    or whose tree holds a non-polynomial part (1/x, sin x, √x: NotPolynomialError)."""
+def check_size(
+    expr: sp.Expr, variables: Sequence[sp.Symbol], name: str, max_terms: int = MAX_TERMS
+) -> None:
+    """Refuse a polynomial whose expansion could exceed MAX_DEGREE or ``max_terms`` terms
+    (TooLargeError), or whose tree holds a non-polynomial part (1/x, sin x, √x:
+    NotPolynomialError). A user's K is held to MAX_TERMS; polynomials rlct builds from it
+    (:mod:`rlct.changes`) to a larger ``max_terms``."""
     vs = set(variables)
     done: dict[sp.Basic, tuple[int, int]] = {}
     stack: list[tuple[sp.Basic, bool]] = [(expr, False)]
@@ -123,13 +127,13 @@ def check_size(expr: sp.Expr, variables: Sequence[sp.Symbol], name: str) -> None
             stack.append((e, True))
             stack.extend((a, False) for a in e.args)
             continue
-        done[e] = _bounds(e, [done[a] for a in e.args] if ready else [], vs, name)
+        done[e] = _bounds(e, [done[a] for a in e.args] if ready else [], vs, name, max_terms)
     degree, terms = done[expr]
     terms = min(terms, comb(len(vs) + degree, degree))
     if degree > MAX_DEGREE:
         raise TooLargeError(f"{name} has degree up to {degree}; at most {MAX_DEGREE} is accepted")
-    if terms > MAX_TERMS:
+    if terms > max_terms:
         raise TooLargeError(
             f"{name} would expand to up to {terms} terms (degree ≤ {degree} in {len(vs)} "
-            f"variables); at most {MAX_TERMS} are accepted"
+            f"variables); at most {max_terms} are accepted"
         )
