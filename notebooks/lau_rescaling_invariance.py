@@ -37,7 +37,7 @@ torch.set_num_threads(1)  # tiny models: one thread is much faster on a shared m
 M = mode()
 t_start = time.perf_counter()
 alphas = [1e-4, 1e-2, 1.0, 1e2, 1e4]
-lengths = {} if M.full else dict(num_burnin=300, num_draws=600)
+lengths = {} if M.full else dict(num_burnin=200, num_draws=400)
 result = rescaling_claim([2, 4, 1], alphas, 1000, seed=0, num_chains=4, **lengths)
 cols = [
     "alpha",

@@ -155,6 +155,7 @@ def test_learned_rank_counts_singular_values_above_half_the_smallest():
 
 def test_saddle_claim_on_a_tiny_network():
     res = saddle_claim([2, 2, 2], [2.0, 1.0], 200, 60, [0, 30], lr=0.1, init_scale=0.1, **SHORT)
+    assert all(p.gamma == 1.0 for p in res.points)
     assert [p.step for p in res.points] == [0, 30, 60]
     # at step 0 nothing is learned: rank 0, whose λ is that of the zero map (Aoyagi: 3/2)
     assert res.points[0].rank == 0 and res.points[0].lam == 1.5
@@ -162,15 +163,20 @@ def test_saddle_claim_on_a_tiny_network():
 
 
 def test_saddle_verdict_rule():
-    def sp_(k, llc):
-        return SaddlePoint(0, 1.0, k, float(k), _pt(llc))
+    def sp_(k, llc, gamma=1.0):
+        return SaddlePoint(0, 1.0, k, float(k + 1), gamma, _pt(llc))
 
-    assert (
-        saddle_verdict([sp_(0, 0.1), sp_(1, 1.0), sp_(1, 1.1), sp_(2, 2.0)]).outcome == "reproduced"
-    )
-    assert saddle_verdict([sp_(0, 0.1), sp_(1, 0.15)]).outcome == "inconclusive"
+    up = [sp_(0, 0.1), sp_(1, 1.0), sp_(1, 1.1), sp_(2, 2.0)]
+    assert saddle_verdict(up).outcome == "reproduced"
+    assert saddle_verdict([sp_(0, 0.1), sp_(1, 0.15)]).outcome == "not reproduced"
     assert saddle_verdict([sp_(0, 1.0), sp_(1, 0.2)]).outcome == "not reproduced"
     assert saddle_verdict([sp_(1, 1.0)]).outcome == "inconclusive"
+    # negative at the saddles with γ = 1, rising with γ = 1000: after a correction
+    negative = [sp_(0, -80.0), sp_(1, -20.0), sp_(2, 5.0)]
+    held = [sp_(0, 0.5, 1000.0), sp_(1, 1.5, 1000.0), sp_(2, 2.5, 1000.0)]
+    v = saddle_verdict(negative + held)
+    assert v.outcome == "reproduced after a correction"
+    assert "2 of 3 estimates invalid" in v.sentence
 
 
 # ---- claim 5: SGD against entropy-SGD
