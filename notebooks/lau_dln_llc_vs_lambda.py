@@ -19,8 +19,9 @@
 # rank r (a point of the most singular orbit, where the local λ is Aoyagi's, exact from
 # `rlct.deep_linear_network`), noise-free labels so that w* is an exact minimum of L_n. λ̂ at the
 # true parameter, and after training a network from small initialisation on the same data.
-# Small mode: 20 networks of 10²–10⁴ parameters on the CPU with fixed, short chains (the
-# package's automatic lengths take minutes per network here: see the verdict). Full mode
+# Small mode: 20 networks of 10²–10⁴ parameters on the CPU, n = 2000, with fixed, short chains
+# (the package's automatic lengths take minutes to over an hour per network here: see
+# `notebooks/README.md`). Full mode
 # (`FULL=1`, a GPU): networks up to 10⁸ parameters with the estimator's defaults — not run here
 # (no GPU on this machine).
 
@@ -45,7 +46,7 @@ if M.full:
 else:
     teachers = [random_dln_teacher(g, 10**2, 10**4, max_depth=4) for _ in range(20)]
     settings = dict(
-        n=10**4, trained=4, num_chains=4, num_burnin=300, num_draws=600, train_steps=600
+        n=2000, trained=3, num_chains=4, num_burnin=200, num_draws=400, train_steps=400
     )
 print(
     M,
