@@ -19,7 +19,7 @@
 # rank r (a point of the most singular orbit, where the local λ is Aoyagi's, exact from
 # `rlct.deep_linear_network`), noise-free labels so that w* is an exact minimum of L_n. λ̂ at the
 # true parameter, and after training a network from small initialisation on the same data.
-# Small mode: 20 networks of 10²–10⁴ parameters on the CPU, n = 2000, with fixed, short chains
+# Small mode: 12 networks of 10²–10⁴ parameters on the CPU, n = 2000, with fixed, short chains
 # (the package's automatic lengths take minutes to over an hour per network here: see
 # `notebooks/README.md`). Full mode
 # (`FULL=1`, a GPU): networks up to 10⁸ parameters with the estimator's defaults — not run here
@@ -44,10 +44,8 @@ if M.full:
     teachers = [random_dln_teacher(g, 10**3, 10**8) for _ in range(20)]
     settings = dict(n=10**5, trained=5, num_chains=4, device=M.device, dtype=torch.float32)
 else:
-    teachers = [random_dln_teacher(g, 10**2, 10**4, max_depth=4) for _ in range(20)]
-    settings = dict(
-        n=2000, trained=3, num_chains=4, num_burnin=200, num_draws=400, train_steps=400
-    )
+    teachers = [random_dln_teacher(g, 10**2, 10**4, max_depth=4) for _ in range(12)]
+    settings = dict(n=2000, trained=2, num_chains=4, num_burnin=200, num_draws=400, train_steps=400)
 print(
     M,
     len(teachers),
