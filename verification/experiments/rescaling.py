@@ -17,7 +17,6 @@ below γ become held by the localisation alone. Three ways to estimate at T_α(w
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -28,7 +27,7 @@ from torch.func import functional_call
 
 import numeric
 
-from .llc import LLCPoint, llc_at, mse_loss, nan_point, point
+from .llc import LLCPoint, llc_at, llc_of, mse_loss, nan_point
 from .networks import num_params, relu_mlp
 from .records import Claim, Measurement, Record, Verdict, z_score
 
@@ -96,9 +95,8 @@ def rescaling_point(
     kw = dict(estimator, num_chains=num_chains, seed=seed)
     try:
         if variant == "invariant":
-            t0 = time.perf_counter()
-            est = numeric.estimate_llc(RescaledLoss(net, alpha), w_star, data, **kw)
-            return RescalingPoint(alpha, variant, point(est, 0, time.perf_counter() - t0))
+            p, _ = llc_of(RescaledLoss(net, alpha), w_star, data, **kw)
+            return RescalingPoint(alpha, variant, p)
         if variant == "fixed step":
             kw.update(preconditioner="none", step_size=step_size)
         try:
