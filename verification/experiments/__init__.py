@@ -1,0 +1,44 @@
+"""Reproductions of published experiments: shared records, tasks, training loops and LLC calls.
+
+* :mod:`.records` — ``Claim``, ``Measurement``, ``Verdict`` and the ``Record`` mixin (``to_dict``);
+* :mod:`.mode` — small mode (CPU, what the tests run) or full mode (``FULL=1``);
+* :mod:`.optimizers`, :mod:`.training` — optimizer specs (SGD, momentum, Adam/AdamW,
+  entropy-SGD) and one seeded training loop with checkpoints;
+* :mod:`.networks`, :mod:`.teachers`, :mod:`.datasets` — ReLU MLPs, deep linear networks, teachers
+  with known λ, digits/MNIST;
+* :mod:`.llc` — ``llc_along``: LLC estimates at checkpoints, as records.
+
+scikit-learn (digits) and pandas (``records_table``) are imported only where used: the
+``experiments`` extra.
+"""
+
+from .llc import LLCPoint, llc_along, llc_at, llc_of, mse_loss
+from .mode import Mode, mode
+from .optimizers import EntropySGD, OptimizerSpec, adam, adamw, entropy_sgd, sgd
+from .records import Claim, Measurement, Outcome, Record, Verdict, records_table
+from .training import Checkpoint, TrainingRun, train
+
+__all__ = [
+    "Checkpoint",
+    "Claim",
+    "EntropySGD",
+    "LLCPoint",
+    "Measurement",
+    "Mode",
+    "OptimizerSpec",
+    "Outcome",
+    "Record",
+    "TrainingRun",
+    "Verdict",
+    "adam",
+    "adamw",
+    "entropy_sgd",
+    "llc_along",
+    "llc_at",
+    "llc_of",
+    "mode",
+    "mse_loss",
+    "records_table",
+    "sgd",
+    "train",
+]
