@@ -66,21 +66,69 @@ plt.show()
 assert (a.result.lam, a.result.mult) == (sp.Rational(1, 2), 2)
 
 # %% [markdown]
-# ## 3. A degenerate example, and why it is not claimed exact
+# ## 3. Degenerate examples: the Newton step gives bounds, the resolution gives λ
 # K = (x − y)². Its Newton polyhedron is the triangle conv{(2,0),(1,1),(0,2)} + R²₊ with t = 1, so
 # the Newton value would be λ = 1. But the face polynomial of the edge is K itself, which vanishes
-# on the torus at x = y ≠ 0: the non-degeneracy condition fails. The true λ is 1/2 (a smooth curve
-# of zeros: in the coordinates u = x − y, v = y, K = u²). `rlct` returns only the bounds it can prove.
+# on the torus at x = y ≠ 0: the non-degeneracy condition fails, and the Newton step alone proves
+# only bounds. The true λ is 1/2 (a smooth curve of zeros: in the coordinates u = x − y, v = y,
+# K = u²). `rlct.from_polynomial` goes on where the Newton step stops: in two variables it resolves
+# K by toric charts along the Newton polygon, following the real roots of the face polynomials.
 
 # %%
+newton = rlct.newton_analysis((x - y) ** 2, (x, y)).result
+print(newton)
+assert not newton.exact and newton.upper == 1 and newton.lower <= sp.Rational(1, 2)
+assert any(c.status is False for c in newton.conditions)
 r = rlct.from_polynomial((x - y) ** 2, (x, y))
 print(r)
-assert not r.exact and r.upper == 1 and r.lower <= sp.Rational(1, 2)
-assert any(c.status is False for c in r.conditions)
+assert r.exact and (r.lam, r.mult) == (sp.Rational(1, 2), 1)
 
-# After the change of coordinates the same K is a monomial and the value is exact:
-u, v = sp.symbols("u v")
-print(rlct.from_polynomial(u**2, (u, v)))
+# %% [markdown]
+# **(y − x³)² + x⁸ by hand.** With s = y − x³ (a change that keeps dx dy), K = s² + x⁸, a sum on
+# disjoint variables: λ = 1/2 + 1/8 = 5/8, m = 1. The Newton polygon as written has the edge from
+# (0, 2) to (6, 0), normal (1, 3): 1/t = (1 + 3)/6 = 2/3, only an upper bound, since its face
+# polynomial (y − x³)² vanishes on y = x³. The package's first chart x = u, y = u³v puts that edge
+# on E = {u = 0} with the root v = 1 of (v − 1)²; at v = 1 + v' the local function is
+# u⁶(v'² + u²) with prior |u|³ (Jacobian u³), whose Newton polygon gives (1·4 + 1·1)/8 = 5/8.
+
+# %%
+r = rlct.from_polynomial((y - x**3) ** 2 + x**8, (x, y))
+print(r)
+assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
+
+# %% [markdown]
+# **(x² − 3y²)² by hand.** Over R, x² − 3y² = (x − √3y)(x + √3y); in u = x − √3y, v = x + √3y (a
+# linear map) K = u²v², normal crossing: λ = 1/2 with m = 2. The roots ±1/√3 are irrational: the
+# package finds them as exact algebraic numbers (the chart x = u, y = uv gives 1 − 3v² on E), and
+# at each the branch is smooth and transversal, giving min(2/4, 1/2): both E and the branch
+# attain, so m = 2.
+#
+# **(y² − x⁵)² by hand.** This one is adapted already (the edge's weights (2, 5) are not an
+# integer ratio, so no y ↦ y − c·x^k helps). The chart x = u²v, y = u⁵v³ (determinant 2·3 − 1·5 = 1)
+# gives y² − x⁵ = u¹⁰v⁵(v − 1): on E, N = 2·10 = 20 and the Jacobian and prior give k + 1 = 2 + 5 =
+# 7, so 7/20; the branch v = 1 is smooth with multiplicity 2, giving 1/2 > 7/20. λ = 7/20, m = 1.
+
+# %%
+for K, expected in [
+    ((x**2 - 3 * y**2) ** 2, (sp.Rational(1, 2), 2)),
+    ((y**2 - x**5) ** 2, (sp.Rational(7, 20), 1)),
+]:
+    r = rlct.from_polynomial(sp.expand(K), (x, y))
+    print(K, "→", str(r).splitlines()[0])
+    assert r.exact and (r.lam, r.mult) == expected
+
+# %% [markdown]
+# In three or more variables the package splits K into blocks on disjoint variables and tries the
+# changes x_k ↦ x_k − r(x_{−k}) that the degenerate faces' factors suggest; the substitution is
+# recorded, so the claim can be checked by re-running the Newton step on K∘φ. Here
+# x' = x + y + z² makes K = x'² + y⁴ + z⁶: λ = 1/2 + 1/4 + 1/6 = 11/12.
+
+# %%
+z = sp.Symbol("z")
+r = rlct.from_polynomial(sp.expand((x + y + z**2) ** 2 + y**4 + z**6), (x, y, z))
+print(r)
+assert r.exact and (r.lam, r.mult) == (sp.Rational(11, 12), 1)
+
 
 # %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks

@@ -26,7 +26,7 @@
 #   random 61-bit primes at random points: always a proven lower bound, certified when it reaches a
 #   proven upper bound, and otherwise wrong with probability ≤ 10⁻³⁰ (Schwartz–Zippel).
 #
-# `rlct.quadratic_theorems` states each closed form of the paper with its hypotheses checked
+# `rlct.quadratic` also states each closed form of the paper with its hypotheses checked
 # exactly at the point, and `check_theorems(d, p, K, X)` compares them with the exact λ at random
 # points. Every conclusion below is computed from those tables.
 
@@ -37,8 +37,16 @@ import numpy as np
 from IPython.display import Markdown, display
 
 import rlct
-from rlct.quadratic import generic_rank, jacobian_rank, llc, modular_addition_data
-from rlct.quadratic_theorems import check_theorems, theorem_4_2, theorem_5_1, theorem_5_5
+from rlct.quadratic import (
+    check_theorems,
+    generic_rank,
+    jacobian_rank,
+    llc,
+    modular_addition_data,
+    theorem_4_2,
+    theorem_5_1,
+    theorem_5_5,
+)
 
 
 def md(text: str) -> None:

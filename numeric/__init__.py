@@ -4,8 +4,9 @@ Public API: ``estimate_llc``, ``estimate_llc_potential``, ``from_module``, ``exp
 ``temperature_sweep``, ``hessian_trace``, ``hessian_top_eigenvalues`` and the result types.
 """
 
-from numeric.diagnostics import Finding, ess, format_findings, split_rhat
+from numeric.diagnostics import ess, split_rhat
 from numeric.errors import DivergenceError, InvalidInputError, NumericError
+from numeric.findings import Finding, format_findings
 from numeric.hessian import HessianTrace, hessian_top_eigenvalues, hessian_trace
 from numeric.llc import estimate_llc, from_module
 from numeric.potential import estimate_llc_potential

@@ -1,42 +1,32 @@
-"""Convergence diagnostics on [chain, draw] arrays, and findings about a run.
+"""Convergence diagnostics: plain functions of [chain, draw] arrays (ArviZ style).
 
 * ``ess``: effective sample size of the mean (Stan/Geyer: split chains, pooled autocorrelation,
   initial monotone sequence). ``mcse = sd / sqrt(ess)``.
 * ``split_rhat``: rank-normalised split R-hat (Vehtari et al. 2021): max of bulk and tail R-hat.
-* ``Finding``: one observation about a run (code, severity, message, numbers); ``format_findings``
-  renders them. The checks themselves are plain functions of arrays.
+* ``direction_ess`` / ``direction_rhat``: the worst over several observables [chain, draw, k].
+* ``rhat_limit``: the R-hat above which m chains are said not to mix, given R-hat's own noise.
+
+Messages about a run (``Finding``) are built from these numbers in ``numeric.findings``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
-
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
-Severity = Literal["info", "warning", "error"]
+from numeric.errors import InvalidInputError
 
-
-@dataclass(frozen=True)
-class Finding:
-    """One diagnostic finding. ``values`` holds the numbers the message is based on."""
-
-    code: str
-    severity: Severity
-    message: str
-    values: Mapping[str, float] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return f"[{self.severity}] {self.code}: {self.message}"
-
-
-def format_findings(findings: Iterable[Finding]) -> str:
-    """One line per finding; ``"no findings"`` when there are none."""
-    lines = [str(f) for f in findings]
-    return "\n".join(lines) if lines else "no findings"
-
+__all__ = [
+    "autocorr_time",
+    "chain_mean_stderr",
+    "direction_ess",
+    "direction_mixing",
+    "direction_rhat",
+    "ess",
+    "per_chain_ess",
+    "rhat_limit",
+    "split_rhat",
+]
 
 # --------------------------------------------------------------------------------------------
 # ESS and R-hat
@@ -47,7 +37,7 @@ def _as_2d(x: np.ndarray) -> np.ndarray:
     if x.ndim == 1:
         x = x[None, :]
     if x.ndim != 2:
-        raise ValueError(f"expected an array [chain, draw], got shape {x.shape}")
+        raise InvalidInputError(f"expected an array [chain, draw], got shape {x.shape}")
     return x
 
 
@@ -232,144 +222,6 @@ def split_rhat(x: np.ndarray) -> float:
     return max(_rhat_raw(_normal_scores(bulk)), _rhat_raw(_normal_scores(tail)))
 
 
-# --------------------------------------------------------------------------------------------
-# Checks: each returns a tuple of findings (possibly empty).
-
-
-def check_below_reference(delta: np.ndarray, nbeta: float, stderr: float) -> tuple[Finding, ...]:
-    """Mean of L(w) − L(w*) significantly below zero: w* is not a local minimum."""
-    m = float(np.mean(delta)) * nbeta
-    if m + 3 * stderr < 0:
-        return (
-            Finding(
-                "below_reference_loss",
-                "warning",
-                f"sampled loss is below L(w*) on average: nβ·(E[L] − L(w*)) = {m:.4g} "
-                f"(stderr {stderr:.2g}); w* is not a local minimum of the loss — train further "
-                "or check w*",
-                {"llc": m, "stderr": stderr},
-            ),
-        )
-    return ()
-
-
-def check_mixing(
-    per_chain: np.ndarray,
-    per_chain_stderr: np.ndarray,
-    rhat: float,
-    ess_value: float,
-    *,
-    min_ess: float = 100.0,
-    max_rhat: float = 1.05,
-) -> tuple[Finding, ...]:
-    """Low ESS, R-hat above ``rhat_limit`` (``max_rhat``, or R-hat's own noise at this ESS when
-    larger), or per-chain estimates that disagree beyond their errors (χ²; pass the chain means'
-    pooled standard error, ``chain_mean_stderr``, where chains are short: per-chain errors from a
-    few hundred draws are biased low)."""
-    out: list[Finding] = []
-    if np.isfinite(ess_value) and ess_value < min_ess:
-        out.append(
-            Finding(
-                "low_ess",
-                "warning",
-                f"effective sample size {ess_value:.0f} < {min_ess:.0f}: the error bar is "
-                "unreliable; run more draws or chains",
-                {"ess": ess_value},
-            )
-        )
-    limit = rhat_limit(ess_value, per_chain.size, max_rhat)
-    if np.isfinite(rhat) and rhat > limit:
-        out.append(
-            Finding(
-                "rhat",
-                "warning",
-                f"split R-hat {rhat:.3f} > {limit:.3g}: chains have not mixed",
-                {"rhat": rhat, "limit": limit},
-            )
-        )
-    c = per_chain.size
-    se = np.asarray(per_chain_stderr, dtype=np.float64)
-    if c >= 2 and np.all(np.isfinite(se)) and np.all(se > 0):
-        wts = 1 / se**2
-        mu = np.sum(wts * per_chain) / np.sum(wts)
-        chi2 = float(np.sum(wts * (per_chain - mu) ** 2))
-        p = float(stats.chi2.sf(chi2, df=c - 1))
-        if p < 1e-3:
-            out.append(
-                Finding(
-                    "chains_disagree",
-                    "warning",
-                    f"per-chain estimates disagree beyond their standard errors "
-                    f"(χ² = {chi2:.1f} on {c - 1} dof, p = {p:.1g}): chains sample different "
-                    "regions or have not converged",
-                    {"chi2": chi2, "dof": float(c - 1), "p_value": p},
-                )
-            )
-    return tuple(out)
-
-
-def check_drift(delta: np.ndarray, nbeta: float) -> tuple[Finding, ...]:
-    """Geweke-style drift: mean of the first 20% of draws vs the last 50% (z with ESS errors)."""
-    x = _as_2d(delta) * nbeta
-    _c, t = x.shape
-    if t < 40:
-        return ()
-    a, b = x[:, : t // 5], x[:, t // 2 :]
-    ea, eb = ess(a), ess(b)
-    if not (np.isfinite(ea) and np.isfinite(eb)) or ea <= 1 or eb <= 1:
-        return ()
-    se = np.sqrt(a.var(ddof=1) / ea + b.var(ddof=1) / eb)
-    if se <= 0:
-        return ()
-    z = float((a.mean() - b.mean()) / se)
-    if abs(z) > 4:
-        return (
-            Finding(
-                "drift",
-                "warning",
-                f"the loss trace still drifts after burn-in (first 20% vs last 50% of draws: "
-                f"{a.mean():.4g} vs {b.mean():.4g}, z = {z:.1f}); increase num_burnin",
-                {"z": z, "early": float(a.mean()), "late": float(b.mean())},
-            ),
-        )
-    return ()
-
-
-def check_step_size(
-    noise_to_drift: float, minibatch_inflation: float, *, max_inflation: float = 1.1
-) -> tuple[Finding, ...]:
-    """Step-size health.
-
-    ``noise_to_drift``: RMS ratio ‖√ε ξ‖ / ‖(ε/2)∇U‖ over the draws. In equilibrium on a quadratic
-    well it is ≈ 2/√(ε·mean curvature) ≫ 1; near or below 1 the chain is optimising, not sampling.
-    ``minibatch_inflation``: 1 + ε·nβ²·tr Var(ĝ)/(4D), the predicted factor by which gradient noise
-    inflates the sampling temperature (and so the estimate).
-    """
-    out: list[Finding] = []
-    if np.isfinite(noise_to_drift) and noise_to_drift < 1.5:
-        out.append(
-            Finding(
-                "step_size_drift",
-                "warning",
-                f"the drift term is as large as the noise term (noise/drift = {noise_to_drift:.2f}"
-                "): the step size is too large for this nβ or the chain is far from equilibrium",
-                {"noise_to_drift": noise_to_drift},
-            )
-        )
-    if np.isfinite(minibatch_inflation) and minibatch_inflation > max_inflation:
-        out.append(
-            Finding(
-                "minibatch_noise",
-                "warning",
-                f"minibatch gradient noise inflates the temperature by ≈ {minibatch_inflation:.3f}"
-                " (1 + ε·nβ²·Var(ĝ)/4): the estimate is biased upward; use a smaller step size, a "
-                "larger batch, or gradient='control_variate'",
-                {"inflation": minibatch_inflation},
-            )
-        )
-    return tuple(out)
-
-
 def direction_mixing(proj: np.ndarray) -> tuple[float, float]:
     """(smallest ESS, largest split R-hat) over the directions of ``proj`` [chain, draw, k].
 
@@ -422,99 +274,3 @@ def rhat_limit(ess_value: float, num_chains: int, floor: float, multiple: float 
     if not (np.isfinite(ess_value) and ess_value > 0):
         return floor
     return max(floor, 1.0 + multiple * num_chains / ess_value)
-
-
-def check_slow_mixing(
-    ess_value: float,
-    rhat: float,
-    *,
-    relaxation_steps: float = float("nan"),
-    num_burnin: int = 0,
-    num_draws: int = 0,
-    offer_preconditioner: bool = True,
-    subject: str = "the slowest relevant Hessian directions",
-    measured: str = "∇U projected on them",
-    min_ess: float = 100.0,
-    error_ess: float = 30.0,
-    max_rhat: float = 1.05,
-    error_rhat: float = 1.1,
-    num_chains: int | None = None,
-) -> tuple[Finding, ...]:
-    """The slowest relevant directions have not mixed (``direction_mixing``). ``subject`` and
-    ``measured`` say, in the message, which directions and which observable on them; the
-    remedy offered is running longer, and also the Hessian preconditioner when
-    ``offer_preconditioner`` (it is available and not in use already).
-
-    Error (the estimate cannot be trusted) when their ESS < ``error_ess``, their R-hat >
-    ``error_rhat``, or the whole run (burn-in + draws) is shorter than one predicted relaxation
-    time 2/(ε·κ_min); warning when ESS < ``min_ess`` or R-hat > ``max_rhat``. Given
-    ``num_chains`` m, the R-hat thresholds are floors raised to R-hat's own noise at this ESS
-    (``rhat_limit``: 1 + 2m/ESS for the warning, 1 + 4m/ESS for the error; many short chains).
-    """
-    if num_chains is not None:
-        max_rhat = rhat_limit(ess_value, num_chains, max_rhat)
-        error_rhat = rhat_limit(ess_value, num_chains, error_rhat, multiple=4.0)
-    run = num_burnin + num_draws
-    short = np.isfinite(relaxation_steps) and run < relaxation_steps
-    bad_ess = np.isfinite(ess_value) and ess_value < min_ess
-    bad_rhat = np.isfinite(rhat) and rhat > max_rhat
-    if not (short or bad_ess or bad_rhat):
-        return ()
-    error = (
-        short
-        or (np.isfinite(ess_value) and ess_value < error_ess)
-        or (np.isfinite(rhat) and rhat > error_rhat)
-    )
-    parts = [f"ESS {ess_value:.0f}", f"R-hat {rhat:.3f}"]
-    if np.isfinite(relaxation_steps):
-        parts.append(
-            f"predicted relaxation time {relaxation_steps:.3g} steps vs {num_burnin} burn-in + "
-            f"{num_draws} draws"
-        )
-    fix = (
-        "use preconditioner='hessian' (or 'auto'), or run longer (num_draws, num_burnin)"
-        if offer_preconditioner
-        else "run longer (num_draws, num_burnin)"
-    )
-    what = (
-        "the estimate cannot be trusted: the soft directions have not reached equilibrium"
-        if error
-        else "the error bar understates the uncertainty"
-    )
-    return (
-        Finding(
-            "slow_mixing",
-            "error" if error else "warning",
-            f"{subject} mix slowly ({measured}: "
-            + ", ".join(parts)
-            + f"); the loss trace's ESS does not see this; {what}; {fix}",
-            {
-                "ess": ess_value,
-                "rhat": rhat,
-                "relaxation_steps": relaxation_steps,
-                "run_steps": float(run),
-            },
-        ),
-    )
-
-
-def check_draws_capped(
-    wanted: int, used: int, relaxation_steps: float, *, offer_preconditioner: bool = True
-) -> tuple[Finding, ...]:
-    """The draw rule wanted more draws per chain for the slowest direction than the cap allows
-    (``offer_preconditioner``: the run had none, so the advice names it)."""
-    if wanted <= used:
-        return ()
-    advice = "pass num_draws (and num_burnin)" + (
-        ", or use the Hessian preconditioner" if offer_preconditioner else ""
-    )
-    return (
-        Finding(
-            "draws_capped",
-            "warning",
-            f"the slowest relevant direction relaxes in ≈ {relaxation_steps:.3g} steps and needs "
-            f"≈ {wanted} draws per chain for 400 effective samples, more than the cap ({used}); "
-            + advice,
-            {"wanted": float(wanted), "used": float(used), "relaxation_steps": relaxation_steps},
-        ),
-    )

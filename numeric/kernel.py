@@ -31,21 +31,20 @@ fuse into the step for free, and one graph serves every phase).
 from __future__ import annotations
 
 import gc
-import math
 import types
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import Tensor
-from torch.func import grad_and_value, vmap
 
 from numeric import sgld
-from numeric._engine import join_traces
 from numeric._inductor import small_matmul_backend
-from numeric.data import Gatherer, take, take_tiled
+from numeric._params import ParamSpec
+from numeric.data import Gatherer, signature
+from numeric.gradients import FlatLoss, make_gradient, make_paired_gradient
+from numeric.types import ALL, BlockNoise, Constants, KernelSpec, Record, Trace
 
 UNROLL = 8  # steps per compiled call
 # eager runs draw the normals of UNROLL steps at once only while they fit in this many numbers
@@ -53,72 +52,6 @@ UNROLL = 8  # steps per compiled call
 # copies of the state: 12 GB for 4 chains of 10⁸ parameters)
 PREDRAW_NUMBERS = 2**24
 CACHE_SIZE = 16  # compiled kernels kept per process (least recently used dropped)
-
-FlatLoss = Callable[[Tensor, Any], Tensor]  # L_B(w) for one flat parameter vector [D]
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """Static settings a kernel is specialised on."""
-
-    control_variate: bool  # ĝ = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*), else ĝ = ∇L_B(w)
-    integrator: sgld.Integrator
-    stacked: bool  # evaluate w and w* in one vmapped call (small models: dispatch-bound)
-    # control variate centred at the nearer of w* and the chain's anchor r (``Constants``):
-    # ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a), a = r if ‖w − r‖ < ‖w − w*‖ else w* (``centre``)
-    anchored: bool = False
-
-
-class Constants(NamedTuple):
-    """Per-run tensors and scalars a kernel reads (arguments, not closures: no recompiles)."""
-
-    w_star: Tensor  # [D]
-    g_star: Tensor  # [D] ∇L_n(w*)
-    sqrt_m: Tensor | None  # [D, D] S = M^{1/2}, or None
-    probe: Tensor  # [D, j] directions the drift is projected on (j may be 0)
-    nbeta: float
-    gamma: float
-    alpha: float
-    anchor: Tensor | None = None  # [C, D] r: each chain's anchor (``KernelSpec.anchored``)
-    g_anchor: Tensor | None = None  # [C, D] ∇L_n(r)
-    friction: float = math.inf  # ξ of the BAOAB integrator
-
-
-def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor]:
-    """The control variate's centre a and ∇L_n(a) per chain: w*, or (``anchored``) the chain's
-    anchor r where ‖w − r‖ < ‖w − w*‖. Chosen from w before the minibatch is drawn, so ĝ stays
-    unbiased; its variance grows with ‖w − a‖²."""
-    if not anchored:
-        return k.w_star, k.g_star
-    use = ((w - k.anchor).square().sum(-1) < (w - k.w_star).square().sum(-1)).unsqueeze(-1)
-    return torch.where(use, k.anchor, k.w_star), torch.where(use, k.g_anchor, k.g_star)
-
-
-class Record(NamedTuple):
-    """Which optional per-step records a block computes."""
-
-    dist: bool  # ‖w_t − w*‖²
-    obs: bool  # d_t·probe
-    norms: bool  # Σ‖move‖², Σ‖noise‖²
-
-
-ALL = Record(dist=True, obs=True, norms=True)
-
-
-class BlockNoise(NamedTuple):
-    idx: Tensor  # [m, C, B] minibatch indices
-    xi: Tensor  # [m, C, D] standard normal draws
-
-
-class BlockTrace(NamedTuple):
-    """What a block of m steps saw: [C, m] traces and [C] sums (None: not recorded)."""
-
-    loss: Tensor  # L_B(w_t) before step t
-    ref: Tensor  # L_B(w*) on the same minibatch
-    dist: Tensor | None  # ‖w_t − w*‖²
-    obs: Tensor | None  # [C, m, j] d_t·probe
-    drift_sq: Tensor | None  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
-    noise_sq: Tensor | None  # Σ_t ‖noise increment‖²
 
 
 def draw_block(
@@ -132,86 +65,8 @@ def draw_block(
     return BlockNoise(idx, xi)
 
 
-def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
-    """Losses [C'] and gradients [C', D] of f at positions [C', D], batches [C', B, ...]:
-    one vmapped forward and one reverse pass (cheaper eagerly than vmap of grad)."""
-    per_chain = vmap(f, randomness="different")
-
-    def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
-        with torch.enable_grad():
-            ww = w.detach().requires_grad_(True)
-            losses = per_chain(ww, batch)
-            (g,) = torch.autograd.grad(losses.sum(), ww)
-        return losses.detach(), g
-
-    return vg
-
-
-GradientAt = Callable[[Tensor, Tensor, Constants, Any], sgld.GradientEval]
-PairedGradient = Callable[[Tensor, Any, Constants], sgld.GradientEval]
-
-
-def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
-    """``gradient(w, idx, k, data)``: L_B(w), L_B(w*) and ĝ at positions w [C, D] on the
-    minibatches ``take(data, idx)``, idx [C, B] (``KernelSpec`` says which ĝ; ``centre`` its
-    centre a), by autograd: one vmapped forward and one reverse pass over the rows [w; a] (the
-    control variate; with a = w* they give L_B(w*) too), [w; w*] (``spec.stacked``) or
-    [w; a; w*] (both, anchored): the fewest dispatches eagerly. Otherwise L_B(w*) is a separate
-    forward pass."""
-    vg = _value_and_grad_eager(f)
-    ref_only = vmap(f, in_dims=(None, 0), randomness="different")
-
-    def gradient(w: Tensor, idx: Tensor, k: Constants, data: Any) -> sgld.GradientEval:
-        c = w.shape[0]
-        a, g_a = centre(w, k, spec.anchored)
-        rows = [w, a.expand(c, -1)] if spec.control_variate else [w]
-        ref_in_rows = spec.control_variate and not spec.anchored  # a = w*
-        if spec.stacked and not ref_in_rows:
-            rows.append(k.w_star.expand(c, -1))
-            ref_in_rows = True
-        losses, grads = vg(torch.cat(rows), take_tiled(data, idx, len(rows)))
-        if ref_in_rows:
-            ref = losses[-c:]
-        else:
-            with torch.no_grad():
-                ref = ref_only(k.w_star, take(data, idx))
-        g = grads[:c] - grads[c : 2 * c] + g_a if spec.control_variate else grads[:c]
-        return sgld.GradientEval(losses[:c], ref, g)
-
-    return gradient
-
-
-def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
-    """``gradient(w, batch, k)`` on minibatches already gathered, [C, B, ...], with
-    ``torch.func`` only (traceable by ``torch.compile`` without graph breaks): per chain the batch
-    is used at w, at the control variate's centre a (its ∇L_B(a); with a = w* also L_B(w*)) and,
-    anchored or without control variate, at w* for L_B(w*) alone: no backward pass at w* (2.3×
-    faster per step than the stacked form once compiled, 256 chains)."""
-    gv = grad_and_value(f)
-
-    def per_chain(
-        w: Tensor, a: Tensor, w_star: Tensor, batch: Any
-    ) -> tuple[Tensor, Tensor, Tensor]:
-        g, loss = gv(w, batch)
-        if not spec.control_variate:
-            return loss, f(w_star, batch), g
-        g_a, loss_a = gv(a, batch)
-        return loss, f(w_star, batch) if spec.anchored else loss_a, g - g_a
-
-    batched = vmap(
-        per_chain, in_dims=(0, 0 if spec.anchored else None, None, 0), randomness="different"
-    )
-
-    def gradient(w: Tensor, batch: Any, k: Constants) -> sgld.GradientEval:
-        a, g_a = centre(w, k, spec.anchored)
-        loss, ref, g = batched(w, a, k.w_star, batch)
-        return sgld.GradientEval(loss, ref, g + g_a if spec.control_variate else g)
-
-    return gradient
-
-
 def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[..., Any]:
-    """``block(state, noise, mask, eps, consts, data, record) -> (state, BlockTrace)``.
+    """``block(state, noise, mask, eps, consts, data, record) -> (state, Trace)``.
 
     ``mask`` [m] bool or None: steps with mask False leave the state unchanged (compiled padding).
     ``record``: which optional records to compute (``Record``).
@@ -231,7 +86,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
         k: Constants,
         data: Any,
         record: Record = ALL,
-    ) -> tuple[sgld.SGLDState, BlockTrace]:
+    ) -> tuple[sgld.SGLDState, Trace]:
         loss, ref, dist, obs = [], [], [], []
         drift_sq = noise_sq = state.position.new_zeros(state.position.shape[0])
         for t in range(noise.idx.shape[0]):
@@ -275,7 +130,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
             ref.append(info.ref_loss)
             if record.obs:
                 obs.append(info.drift @ k.probe)
-        trace = BlockTrace(
+        trace = Trace(
             torch.stack(loss, 1),
             torch.stack(ref, 1),
             torch.stack(dist, 1) if record.dist else None,
@@ -311,7 +166,7 @@ def _compiled_block(
         argdefs=block.__defaults__,
         closure=block.__closure__,
     )
-    compiled = _collect_after_first_call(
+    compiled = _CollectAfterFirstCall(
         torch.compile(
             fresh, dynamic=False, backend=small_matmul_backend(long_axis_inner=batch_inner)
         )
@@ -323,24 +178,23 @@ def _compiled_block(
     return compiled
 
 
-def _collect_after_first_call(fn: Callable[..., Any]) -> Callable[..., Any]:
+class _CollectAfterFirstCall:
     """``fn`` followed, once, by a full garbage collection.
 
     The first call of a ``torch.compile``d function compiles it and leaves ~10⁶ Python objects
     behind; the first full collection after that takes ~0.5 s. It is paid in the compiling call
     rather than in the middle of a later estimate that reuses the cached kernel.
     """
-    pending = True
 
-    def call(*args: Any) -> Any:
-        nonlocal pending
-        out = fn(*args)
-        if pending:
-            pending = False
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn, self.pending = fn, True
+
+    def __call__(self, *args: Any) -> Any:
+        out = self.fn(*args)
+        if self.pending:
+            self.pending = False
             gc.collect()
         return out
-
-    return call
 
 
 class Kernel:
@@ -395,7 +249,7 @@ class Kernel:
         n: int,
         batch: int,
         record: Record = ALL,
-    ) -> tuple[sgld.SGLDState, BlockTrace]:
+    ) -> tuple[sgld.SGLDState, Trace]:
         """m steps, drawing their randomness from ``gen`` ``UNROLL`` steps at a time: the
         pre-drawn normals then take UNROLL × C × D numbers, a constant multiple of the state
         (drawing a whole block at once took 64 × C × D: 2.6 GB for one chain of 10⁷ floats).
@@ -409,11 +263,11 @@ class Kernel:
             noise = draw_block(gen, min(per, m - s), c, n, batch, self.consts.w_star)
             state, tr = self.run(state, noise, eps, record)
             parts.append(tr)
-        return state, cat_traces(parts)
+        return state, Trace.join(parts)
 
     def run(
         self, state: sgld.SGLDState, noise: BlockNoise, eps: float, record: Record = ALL
-    ) -> tuple[sgld.SGLDState, BlockTrace]:
+    ) -> tuple[sgld.SGLDState, Trace]:
         """Apply the m ≤ ``UNROLL`` steps whose randomness is ``noise``.
 
         Compiled: one call of the ``UNROLL``-step graph (padded and masked when m < UNROLL),
@@ -436,22 +290,6 @@ class Kernel:
         return state, tr
 
 
-def cat_traces(parts: list[BlockTrace]) -> BlockTrace:
-    """Consecutive blocks' traces as one: per-step records joined by ``_engine.join_traces``,
-    norms summed (None when a block did not record them)."""
-    if len(parts) == 1:
-        return parts[0]
-
-    def total(field: str) -> Tensor | None:
-        values = [getattr(p, field) for p in parts]
-        return None if any(v is None for v in values) else sum(values)
-
-    steps = join_traces(parts)
-    return BlockTrace(
-        steps.loss, steps.ref, steps.dist, steps.obs, total("drift_sq"), total("noise_sq")
-    )
-
-
 def _pad(noise: BlockNoise, m: int) -> tuple[BlockNoise, Tensor]:
     """The m < ``UNROLL`` steps of ``noise`` padded with zeros to ``UNROLL``, and the mask of the
     real ones."""
@@ -462,3 +300,61 @@ def _pad(noise: BlockNoise, m: int) -> tuple[BlockNoise, Tensor]:
     idx = torch.cat([idx, idx.new_zeros((pad, *idx.shape[1:]))])
     xi = torch.cat([xi, xi.new_zeros((pad, *xi.shape[1:]))])
     return BlockNoise(idx, xi), mask
+
+
+def cache_key(
+    loss_fn: Any, spec: ParamSpec, kspec: KernelSpec, data: Any, c: int, bsz: int
+) -> tuple | None:
+    """What a compiled kernel is specialised on; None when ``loss_fn`` is not hashable."""
+    try:
+        hash(loss_fn)
+    except TypeError:
+        return None
+    return (loss_fn, spec, kspec, signature(data), c, bsz)
+
+
+class AnchoredBlock:
+    """``block(state, m, tuning, record) -> (state, Trace)`` for ``chains.Chains``: m steps of
+    ``kernel`` at ``tuning``'s ε and friction, their randomness drawn from ``gen``, and (anchored
+    kernels) each chain's anchor refreshed every ``tuning.anchor_every`` steps.
+
+    Refresh: the chain's position becomes its anchor r, with ∇L_n(r) on the full data
+    (``full_grad(r)``); the block is split at the refreshes. A new friction is pushed into the
+    kernel's constants at the start of the next block (friction only enters the update).
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        full_grad: Callable[[Tensor], Tensor],
+        gen: torch.Generator,
+        n: int,
+        batch: int,
+        anchored: bool,
+    ) -> None:
+        self.kernel, self.full_grad, self.gen = kernel, full_grad, gen
+        self.n, self.batch, self.anchored = n, batch, anchored
+        self.since_anchor = 0  # steps since the anchors were last set
+
+    def __call__(
+        self, state: sgld.SGLDState, m: int, tuning: Any, record: Record
+    ) -> tuple[sgld.SGLDState, Trace]:
+        kern = self.kernel
+        if kern.consts.friction != tuning.friction:
+            kern.update_constants(friction=tuning.friction)
+        record = record._replace(obs=record.obs and kern.consts.probe.shape[1] > 0)
+        eps = tuning.step_size
+        if not self.anchored:
+            return kern.run_drawing(state, m, eps, self.gen, self.n, self.batch, record)
+        parts, done = [], 0
+        while done < m:
+            if self.since_anchor >= tuning.anchor_every:
+                pos = state.position.detach().clone()
+                kern.update_constants(anchor=pos, g_anchor=self.full_grad(pos))
+                self.since_anchor = 0
+            k = min(m - done, tuning.anchor_every - self.since_anchor)
+            state, part = kern.run_drawing(state, k, eps, self.gen, self.n, self.batch, record)
+            self.since_anchor += k
+            done += k
+            parts.append(part)
+        return state, Trace.join(parts)

@@ -16,8 +16,10 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-# potential_fn(w [C, D]) -> (U [C], ∇U [C, D], loss [C]); "loss" is what the caller records.
-PotentialFn = Callable[[Tensor], tuple[Tensor, Tensor, Tensor]]
+# potential_fn(w [C, D]) -> (U [C], ∇U [C, D], loss [C], *extra); "loss" is what the caller
+# records; anything after it (e.g. ∇²U, for a position-dependent step) is handed back in
+# ``MALAInfo.proposal_extra`` for the proposal.
+PotentialFn = Callable[[Tensor], tuple[Tensor, ...]]
 
 
 class MALAState(NamedTuple):
@@ -30,10 +32,11 @@ class MALAState(NamedTuple):
 class MALAInfo(NamedTuple):
     acceptance: Tensor  # [C] acceptance probability of the proposal
     accepted: Tensor  # [C] bool
+    proposal_extra: tuple[Tensor, ...] = ()  # what potential_fn returned after the loss, at w'
 
 
 def init(position: Tensor, potential_fn: PotentialFn) -> MALAState:
-    u, g, loss = potential_fn(position)
+    u, g, loss, *_ = potential_fn(position)
     return MALAState(position.detach().clone(), u, g, loss)
 
 
@@ -49,7 +52,7 @@ def step(
     eps = step_size
     sq = eps**0.5 if isinstance(eps, float) else eps.sqrt()
     prop = w - 0.5 * eps * g + sq * xi
-    u2, g2, loss2 = potential_fn(prop)
+    u2, g2, loss2, *extra = potential_fn(prop)
     with torch.no_grad():
         back = w - prop + 0.5 * eps * g2
         eps_c = eps if isinstance(eps, float) else eps.squeeze(-1)
@@ -67,4 +70,4 @@ def step(
             torch.where(acc, loss2, state.loss),
         )
         prob = log_alpha.clamp(max=0.0).exp()
-    return new, MALAInfo(prob, acc)
+    return new, MALAInfo(prob, acc, tuple(extra))

@@ -24,13 +24,12 @@ shrank accordingly. When γ + α = 0 the floor is c = 10⁻⁶·max(nβ·h_max, 
 
 The same eigen-decomposition names the slow directions of an unpreconditioned run: the relevant
 ones are those with nβ·h ≥ c (each contributes at least ¼ to ½Σ nβh/(nβh + c), the Laplace value
-of the LLC); ``relaxation_steps`` turns the smallest relevant preconditioned curvature into the
-e-folding time of the slowest direction, 2/(ε·κ_min) steps.
+of the LLC); ``sgld.relaxation_steps`` turns the smallest relevant preconditioned curvature into
+the e-folding time of the slowest direction, 2/(ε·κ_min) steps.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -119,22 +118,3 @@ def hessian_info(h: Tensor, nbeta: float, gamma: float, alpha: float) -> Hessian
     evals, evecs = evals.to(h.dtype), evecs.to(h.dtype)
     h_max = float(evals.max()) if evals.numel() else 0.0
     return HessianInfo(evals, evecs, nbeta, floor_of(nbeta, gamma, alpha, h_max))
-
-
-def relaxation_steps(step_size: float, kappa_min: float, friction: float = math.inf) -> float:
-    """e-folding time in steps of the mean along a direction of (preconditioned) curvature κ.
-
-    LM (ξ = ∞): 2/(ε·κ). BAOAB (``numeric.sgld``), c = exp(−ξ√ε): on U = κz²/2 the mean of
-    (z, v) is multiplied each step by [[1 − (ε/2)(1 + c)κ, (√ε/2)(1 + c)], [−c√εκ, c]], whose
-    determinant is c and trace (1 + c)(1 − εκ/2); the time is −1/ln|μ| for its larger
-    eigenvalue μ (≈ 1/√(εκ) at critical damping ξ = 2√κ, and 2/(εκ) again at c = 0).
-    """
-    if not (step_size > 0 and kappa_min > 0):
-        return math.inf
-    if not math.isfinite(friction):
-        return 2.0 / (step_size * kappa_min)
-    c = math.exp(-friction * math.sqrt(step_size))
-    trace = (1.0 + c) * (1.0 - 0.5 * step_size * kappa_min)
-    disc = 0.25 * trace * trace - c
-    mu = 0.5 * abs(trace) + math.sqrt(disc) if disc >= 0 else math.sqrt(c)
-    return math.inf if mu >= 1.0 else -1.0 / math.log(mu)

@@ -1,22 +1,46 @@
-"""Result types of the estimators (frozen dataclasses) and the statistics that fill them."""
+"""Result types of the estimators (frozen dataclasses) and the statistics both fill them with.
+
+``summarise_chains`` turns the draws' traces into the estimate's statistics and the findings every
+run gets (divergence; below-reference loss, mixing and drift); ``full_data_estimate`` does the
+same for the full-data losses. Each estimator then adds its own findings, in its own order.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
+import torch
 
-from numeric.diagnostics import (
+from numeric.diagnostics import chain_mean_stderr, ess, split_rhat
+from numeric.findings import (
     Finding,
-    chain_mean_stderr,
     check_below_reference,
     check_drift,
     check_mixing,
-    ess,
+    divergence_findings,
     format_findings,
-    split_rhat,
 )
+from numeric.types import Trace
+
+
+def to_plain(x: Any) -> Any:
+    """``x`` as plain Python data: dataclasses and mappings as dicts, arrays and tuples as lists,
+    numpy scalars as Python numbers."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: to_plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, dict) or hasattr(x, "items"):
+        return {str(k): to_plain(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, (list, tuple)):
+        return [to_plain(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 @dataclass(frozen=True)
@@ -110,6 +134,20 @@ class LLCEstimate:
         """L_B(w_t) − L_B(w*) [chain, draw]."""
         return self.loss_trace - self.ref_loss_trace
 
+    def to_dict(self, *, traces: bool = False) -> dict[str, Any]:
+        """Plain data (``json.dumps``-able; NaN stays a float NaN): every scalar field, the
+        per-chain values, the config and the findings as dicts; the [chain, draw] traces (and
+        the full-data loss trace) only with ``traces=True``."""
+        skip = () if traces else ("loss_trace", "ref_loss_trace")
+        out = {
+            f.name: to_plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name not in skip
+        }
+        if self.full_data is not None and not traces:
+            out["full_data"].pop("loss_trace")
+        return out
+
     def __str__(self) -> str:
         c = self.config
         head = (
@@ -160,4 +198,88 @@ def standard_findings(delta: np.ndarray, nbeta: float, st: ChainStats) -> tuple[
             st.per_chain, np.full(st.per_chain.size, st.chain_mean_stderr), st.rhat, st.ess
         )
         + check_drift(delta, nbeta)
+    )
+
+
+class ChainSummary(NamedTuple):
+    """The draws' traces as numbers: what ``LLCEstimate`` reports and the findings every run gets."""
+
+    stats: ChainStats
+    loss: np.ndarray  # [C, T] L_B(w_t), every chain (diverged ones included)
+    ref: np.ndarray  # [C, T] L_B(w*)
+    delta: np.ndarray  # [C', T] loss − ref of the live chains
+    alive: np.ndarray  # [C] bool
+    divergence: tuple[Finding, ...]  # chains that diverged (raises if all did)
+    standard: tuple[Finding, ...]  # below-reference loss, mixing, drift
+
+
+def summarise_chains(
+    trace: Trace, alive: np.ndarray, nbeta: float, step_size: float
+) -> ChainSummary:
+    """Statistics of nβ·(L_B(w_t) − L_B(w*)) over the live chains, and their findings."""
+    loss = trace.loss.double().cpu().numpy()
+    ref = trace.ref.double().cpu().numpy()
+    divergence = divergence_findings(alive, step_size, nbeta)
+    delta = (loss - ref)[alive]
+    st = chain_stats(delta, nbeta)
+    return ChainSummary(
+        st, loss, ref, delta, alive, divergence, standard_findings(delta, nbeta, st)
+    )
+
+
+def full_data_estimate(
+    losses: tuple, alive: np.ndarray, init_loss: float, nbeta: float
+) -> FullDataLLC | None:
+    """The estimate from full-data losses L_n(w_t) [C, T_full] (None when none were taken)."""
+    if not losses:
+        return None
+    ft = torch.stack(list(losses), 1).double().cpu().numpy()[alive]
+    fst = chain_stats(ft - init_loss, nbeta)
+    return FullDataLLC(
+        fst.mean,
+        fst.std,
+        fst.stderr,
+        fst.per_chain,
+        ft,
+        ess(ft) if ft.shape[1] >= 4 else float(ft.size),
+    )
+
+
+def make_estimate(
+    summary: ChainSummary,
+    *,
+    init_loss: float,
+    nbeta: float,
+    findings: list[Finding],
+    config: LLCConfig,
+    full_data: FullDataLLC | None = None,
+    slow_ess: float = float("nan"),
+    slow_rhat: float = float("nan"),
+    minibatch_inflation: float = float("nan"),
+) -> LLCEstimate:
+    """The ``LLCEstimate`` of a run; WBIC = n·(L_n(w*) + mean ΔL) at the WBIC temperature."""
+    st = summary.stats
+    wbic = (
+        config.n * (init_loss + float(summary.delta.mean()))
+        if config.nbeta_rule == "n/log n"
+        else None
+    )
+    return LLCEstimate(
+        mean=st.mean,
+        std=st.std,
+        stderr=st.stderr,
+        per_chain=st.per_chain,
+        loss_trace=summary.loss,
+        ref_loss_trace=summary.ref,
+        init_loss=init_loss,
+        nbeta=nbeta,
+        ess=st.ess,
+        rhat=st.rhat,
+        wbic=wbic,
+        diagnostics=tuple(findings),
+        config=config,
+        full_data=full_data,
+        slow_ess=slow_ess,
+        slow_rhat=slow_rhat,
+        minibatch_inflation=minibatch_inflation,
     )

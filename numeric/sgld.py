@@ -136,6 +136,25 @@ def friction_for_heating(excess: float, step_size: float, tol: float) -> float:
     return -0.5 * math.log(f / (f + 4.0)) / math.sqrt(step_size)
 
 
+def relaxation_steps(step_size: float, kappa_min: float, friction: float = math.inf) -> float:
+    """e-folding time in steps of the mean along a direction of (preconditioned) curvature κ.
+
+    LM (ξ = ∞): 2/(ε·κ). BAOAB (``numeric.sgld``), c = exp(−ξ√ε): on U = κz²/2 the mean of
+    (z, v) is multiplied each step by [[1 − (ε/2)(1 + c)κ, (√ε/2)(1 + c)], [−c√εκ, c]], whose
+    determinant is c and trace (1 + c)(1 − εκ/2); the time is −1/ln|μ| for its larger
+    eigenvalue μ (≈ 1/√(εκ) at critical damping ξ = 2√κ, and 2/(εκ) again at c = 0).
+    """
+    if not (step_size > 0 and kappa_min > 0):
+        return math.inf
+    if not math.isfinite(friction):
+        return 2.0 / (step_size * kappa_min)
+    c = math.exp(-friction * math.sqrt(step_size))
+    trace = (1.0 + c) * (1.0 - 0.5 * step_size * kappa_min)
+    disc = 0.25 * trace * trace - c
+    mu = 0.5 * abs(trace) + math.sqrt(disc) if disc >= 0 else math.sqrt(c)
+    return math.inf if mu >= 1.0 else -1.0 / math.log(mu)
+
+
 def update(
     state: SGLDState,
     ev: GradientEval,

@@ -14,16 +14,22 @@ from .closed_forms import (
 from .errors import (
     InvalidExponentError,
     InvalidPriorError,
+    InvalidResultError,
     InvalidShapeError,
+    InvalidTypeError,
     NonFiniteError,
     NotNonNegativeError,
     NotPolynomialError,
     RLCTError,
+    TooLargeError,
 )
-from .newton import from_ideal, from_polynomial, ideal_analysis, newton_analysis
-from .normal_crossing import normal_crossing
+from .monomial import normal_crossing
+from .newton import ideal_analysis, newton_analysis
+from .polynomial import from_ideal, from_polynomial
 from .quadratic import (
     GenericRank,
+    TheoremCheck,
+    check_theorems,
     generic_rank,
     generic_rank_certificate,
     jacobian,
@@ -31,38 +37,27 @@ from .quadratic import (
     modular_addition_data,
 )
 from .quadratic import llc as quadratic_llc
-from .quadratic_theorems import (
-    TheoremCheck,
-    TheoremValue,
-    check_theorems,
-    corollary_5_3,
-    theorem_4_1,
-    theorem_4_2,
-    theorem_5_1,
-    theorem_5_2,
-    theorem_5_5,
-    theorem_G_1,
-    theorem_G_2,
-    theorem_G_5,
-    theorem_G_6,
-)
+from .quadratic import theorems as _theorems
+from .quadratic.theorems import *  # noqa: F403 (TheoremValue and theorem_*: named in its __all__)
 from .result import RLCT, Condition
 
 __all__ = [
+    *_theorems.__all__,
     "RLCT",
     "Condition",
     "GenericRank",
     "InvalidExponentError",
     "InvalidPriorError",
+    "InvalidResultError",
     "InvalidShapeError",
+    "InvalidTypeError",
     "NonFiniteError",
     "NotNonNegativeError",
     "NotPolynomialError",
     "RLCTError",
     "TheoremCheck",
-    "TheoremValue",
+    "TooLargeError",
     "check_theorems",
-    "corollary_5_3",
     "deep_linear_network",
     "dln_active_set",
     "from_ideal",
@@ -78,13 +73,4 @@ __all__ = [
     "quadratic_llc",
     "reduced_rank_regression",
     "regular_value",
-    "theorem_4_1",
-    "theorem_4_2",
-    "theorem_5_1",
-    "theorem_5_2",
-    "theorem_5_5",
-    "theorem_G_1",
-    "theorem_G_2",
-    "theorem_G_5",
-    "theorem_G_6",
 ]

@@ -15,10 +15,10 @@ singular true parameter (the local λ elsewhere can be larger).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Integral
 
 import sympy as sp
 
+from ._validate import count, items
 from .errors import InvalidShapeError
 from .result import RLCT, Condition
 
@@ -28,20 +28,8 @@ _AW = "Aoyagi–Watanabe 2005 reduced rank regression"
 _AO = "Aoyagi 2024 deep linear network"
 
 
-def _count(value: object, name: str, minimum: int) -> int:
-    """An int (or numpy / sympy integer) ≥ ``minimum``; bools and floats are refused."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise InvalidShapeError(
-            f"{name} must be an integer, got {value!r} ({type(value).__name__})"
-        )
-    if value < minimum:
-        kind = "positive" if minimum == 1 else "non-negative"
-        raise InvalidShapeError(f"{name} must be a {kind} integer, got {value}")
-    return int(value)
-
-
 def _rank(r: object, bound: int, shapes: str) -> int:
-    rr = _count(r, "r (true rank)", 0)
+    rr = count(r, "r (true rank)", 0)
     if rr > bound:
         raise InvalidShapeError(
             f"true rank r = {rr} exceeds the largest possible rank {bound} ({shapes})"
@@ -51,7 +39,7 @@ def _rank(r: object, bound: int, shapes: str) -> int:
 
 def regular_value(num_params: int) -> RLCT:
     """λ = d/2, m = 1: a regular model with d identifiable parameters (or a submersion onto d)."""
-    d = _count(num_params, "num_params", 1)
+    d = count(num_params, "num_params", 1)
     return RLCT.exact_value(
         sp.Rational(d, 2), 1, "regular model: λ = d/2", (Condition(f"d = {d} parameters", True),)
     )
@@ -67,7 +55,7 @@ def reduced_rank_regression(M: int, N: int, H: int, r: int) -> RLCT:
     2. M+H < N+r: λ = (HM − Hr + Nr)/2;  3. N+H < M+r: λ = (HN − Hr + Mr)/2;
     4. M+N < H+r: λ = MN/2;  m = 1 in cases 2–4.
     """
-    M, N, H = (_count(v, n, 1) for v, n in ((M, "M"), (N, "N"), (H, "H")))
+    M, N, H = (count(v, n, 1) for v, n in ((M, "M"), (N, "N"), (H, "H")))
     r = _rank(r, min(M, N, H), f"M = {M}, N = {N}, H = {H}")
     if M + H < N + r:
         case, lam, mult = "2 (M+H < N+r)", sp.Rational(H * M - H * r + N * r, 2), 1
@@ -95,17 +83,13 @@ def reduced_rank_regression(M: int, N: int, H: int, r: int) -> RLCT:
 
 
 def _widths(widths: Sequence[int], r: object) -> tuple[tuple[int, ...], int]:
-    try:
-        items = list(widths)
-    except TypeError:
+    entries = items(widths, "widths", InvalidShapeError, "positive integers")
+    if len(entries) < 2:
         raise InvalidShapeError(
-            f"widths must be a sequence of positive integers, got {widths!r}"
-        ) from None
-    if len(items) < 2:
-        raise InvalidShapeError(
-            f"widths must list at least an input and an output width, got {len(items)}: {items!r}"
+            f"widths must list at least an input and an output width, got {len(entries)}: "
+            f"{entries!r}"
         )
-    hs = tuple(_count(h, f"widths[{i}]", 1) for i, h in enumerate(items))
+    hs = tuple(count(h, f"widths[{i}]", 1) for i, h in enumerate(entries))
     return hs, _rank(r, min(hs), f"widths = {list(hs)}")
 
 
@@ -122,7 +106,11 @@ def dln_active_set(widths: Sequence[int], r: int) -> tuple[int, ...]:
     hs, r = _widths(widths, r)
     order = sorted(range(len(hs)), key=lambda s: (hs[s] - r, s))
     m = [hs[s] - r for s in order]
-    ell = max(k for k in range(1, len(hs)) if sum(m[: k + 1]) >= k * m[k])
+    ell, prefix = 1, m[0]  # ℓ = 1 always qualifies: g(1) = M_(1) ≥ 0
+    for k in range(1, len(m)):
+        prefix += m[k]  # Σ_{i ≤ k} M_(i), so g(k) ≥ 0 reads prefix ≥ k·M_(k+1)
+        if prefix >= k * m[k]:
+            ell = k
     return tuple(sorted(order[: ell + 1]))
 
 
@@ -151,11 +139,12 @@ def deep_linear_network(widths: Sequence[int], r: int) -> RLCT:
     S = dln_active_set(hs, r)
     ell = len(S) - 1
     sub = [ms[s] for s in S]
-    rest = [ms[s] for s in range(len(hs)) if s not in S]
+    in_S = set(S)
+    rest = [ms[s] for s in range(len(hs)) if s not in in_S]
     total = sum(sub)
     mbar = -(-total // ell)  # ⌈Σ/ℓ⌉ in integer arithmetic
     a = total - (mbar - 1) * ell
-    pairs = sum(sub[i] * sub[j] for i in range(len(sub)) for j in range(i + 1, len(sub)))
+    pairs = (total * total - sum(v * v for v in sub)) // 2  # Σ_{i<j} M_i M_j
     lam = (
         base
         + sp.Rational(a * (ell - a), 4 * ell)

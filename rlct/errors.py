@@ -33,3 +33,25 @@ class InvalidShapeError(RLCTError):
 
 class NonFiniteError(RLCTError):
     """An input contains NaN or ±inf."""
+
+
+class InvalidTypeError(RLCTError, TypeError):
+    """An argument has the wrong type: a bool where an integer is needed, a float where an exact
+    number is needed, a complex or irrational number, or an object that is not a number at all.
+    (Also a :class:`TypeError`, which is what such a mistake raises elsewhere in Python.)"""
+
+
+class InvalidResultError(RLCTError):
+    """A result or a claim was built with inconsistent fields (lower > upper, an exact value
+    resting on unproven conditions, a 'value' claim with lower ≠ upper)."""
+
+
+class TooLargeError(RLCTError):
+    """An input would need more time or memory than the exact computation allows (a size, a
+    degree, an exponent or a string length over its limit); the message says what it would need."""
+
+
+class UndecidedError(RLCTError):
+    """An exact computation met a question it could not decide within its limits (the sign of an
+    algebraic number, a resolution deeper than allowed). Callers turn it into an undecided
+    condition and bounds; it never becomes a guess."""

@@ -19,13 +19,22 @@ from fractions import Fraction
 
 import sympy as sp
 
-from ._validate import prior_vector
-from .errors import NotNonNegativeError, NotPolynomialError
+from ._validate import items, prior_vector
+from .errors import InvalidTypeError, NotNonNegativeError, NotPolynomialError
+from .expressions import MAX_GENERATORS, as_expression, as_variables, check_size
 from .polyhedron import Face, NewtonPolyhedron
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
 
-__all__ = ["NewtonAnalysis", "from_ideal", "from_polynomial", "newton_analysis"]
+__all__ = [
+    "NewtonAnalysis",
+    "as_generators",
+    "as_polynomial",
+    "ideal_analysis",
+    "ideal_step",
+    "newton_analysis",
+    "newton_step",
+]
 
 
 @dataclass(frozen=True)
@@ -41,13 +50,7 @@ class NewtonAnalysis:
 
 
 def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly:
-    if not variables:
-        raise NotPolynomialError("no variables given")
-    if len(set(variables)) != len(variables) or not all(
-        isinstance(v, sp.Symbol) for v in variables
-    ):
-        raise NotPolynomialError(f"variables must be distinct sympy Symbols, got {variables!r}")
-    e = sp.sympify(expr)
+    e = as_expression(expr, what, variables)
     if e.has(sp.Float):
         raise NotPolynomialError(
             f"{what} has floating-point coefficients: {e}; use exact rationals"
@@ -57,6 +60,7 @@ def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly
         raise NotPolynomialError(
             f"{what} contains symbols {sorted(map(str, extra))} not in the variables"
         )
+    check_size(e, variables, what)
     try:
         p = sp.Poly(e, *variables)
     except sp.PolynomialError as err:
@@ -150,21 +154,8 @@ def _analyse(
 def newton_analysis(
     K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
 ) -> NewtonAnalysis:
-    """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 (see :func:`from_polynomial`)."""
-    variables = tuple(variables)
-    p = _as_poly(K, variables, "K")
-    h = prior_vector(prior_exponents, len(variables))
-    poly = NewtonPolyhedron(p.monoms())
-    _check_nonnegative_faces(p, poly)
-    systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
-    order = min(sum(m) for m in p.monoms())
-    return _analyse(poly, systems, variables, h, True, 1, order, "polynomial K")
-
-
-def from_polynomial(
-    K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
-) -> RLCT:
-    """λ and m of a polynomial K ≥ 0 with K(0) = 0, under the prior Π |w_j|^(h_j).
+    """Newton polyhedron data and the RLCT for a polynomial K ≥ 0 with K(0) = 0 under the prior
+    Π |w_j|^(h_j) (:func:`rlct.from_polynomial` goes on from here when K is degenerate).
 
     Exact (λ = 1/t, m = codim of the face at t·τ) when every compact face polynomial is proven to
     have no real torus zero; otherwise the result gives bounds 1/ord₀(K) ≤ λ ≤ 1/t and lists the
@@ -175,7 +166,20 @@ def from_polynomial(
     in the exact case it is proven: each K_γ is then zero-free on every open orthant and positive at
     a sample point there, so K ≍ Σ_vertices |w^a| ≥ 0 near the origin.
     """
-    return newton_analysis(K, variables, prior_exponents).result
+    variables = as_variables(variables)
+    p = _as_poly(K, variables, "K")
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    return newton_step(p, h)
+
+
+def newton_step(p: sp.Poly, h: tuple[sp.Rational, ...]) -> NewtonAnalysis:
+    """:func:`newton_analysis` for K already validated: ``p`` from :func:`as_polynomial` (or built
+    from one), ``h`` from ``prior_vector``, one exponent per generator of ``p``."""
+    poly = NewtonPolyhedron(p.monoms(), "K")
+    _check_nonnegative_faces(p, poly)
+    systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
+    order = min(sum(m) for m in p.monoms())
+    return _analyse(poly, systems, p.gens, h, True, 1, order, "polynomial K")
 
 
 def ideal_analysis(
@@ -183,36 +187,47 @@ def ideal_analysis(
     variables: Sequence[sp.Symbol],
     prior_exponents: Sequence[object] | None = None,
 ) -> NewtonAnalysis:
-    """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (see :func:`from_ideal`)."""
-    variables = tuple(variables)
-    gens = list(generators)
+    """Newton data of the ideal ⟨f_1..f_k⟩ and the RLCT of K = Σ f_i² (f_i(0) = 0), under the prior
+    Π |w_j|^(h_j) (:func:`rlct.from_ideal` goes on from here when the ideal is degenerate).
+
+    λ = RLCT(I)/2 = 1/(2 t_I) when every compact face system of P(I) is proven to have no common real
+    torus zero (monomial ideals always qualify); otherwise bounds, with the failing faces listed.
+    """
+    variables = as_variables(variables)
+    polys = as_generators(generators, variables)
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    return ideal_step(polys, h)
+
+
+def ideal_step(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> NewtonAnalysis:
+    """:func:`ideal_analysis` for generators already validated (:func:`as_generators`)."""
+    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()], "the ideal ⟨f_i⟩")
+    systems = [
+        (f, [e for e in (_face_expr(p, f) for p in polys) if e != 0]) for f in poly.compact_faces
+    ]
+    order = 2 * min(sum(m) for p in polys for m in p.monoms())
+    return _analyse(poly, systems, polys[0].gens, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
+
+
+def as_polynomial(expr: object, variables: Sequence[sp.Symbol], what: str = "K") -> sp.Poly:
+    """``expr`` as a polynomial over Q in ``variables`` with ``expr``(0) = 0, validated as
+    :func:`newton_analysis` does (accepted types, safe parsing of strings, size bounds)."""
+    return _as_poly(expr, as_variables(variables), what)
+
+
+def as_generators(generators: Sequence[object], variables: Sequence[sp.Symbol]) -> list[sp.Poly]:
+    """The non-zero generators f_i as polynomials over Q, validated as :func:`ideal_analysis`
+    does (``generators`` a sequence of at most MAX_GENERATORS polynomials, not all zero)."""
+    variables = as_variables(variables)
+    gens = items(generators, "generators", InvalidTypeError, "polynomials", MAX_GENERATORS)
     if not gens:
         raise NotPolynomialError("an ideal needs at least one generator")
     polys = []
     for i, f in enumerate(gens):
-        e = sp.sympify(f)
+        e = as_expression(f, f"f_{i + 1}", variables)
         if e == 0:
             continue  # the zero generator adds nothing to the ideal
         polys.append(_as_poly(e, variables, f"f_{i + 1}"))
     if not polys:
         raise NotNonNegativeError("every generator is zero: K ≡ 0 has no RLCT")
-    poly = NewtonPolyhedron([m for p in polys for m in p.monoms()])
-    systems = [
-        (f, [e for e in (_face_expr(p, f) for p in polys) if e != 0]) for f in poly.compact_faces
-    ]
-    h = prior_vector(prior_exponents, len(variables))
-    order = 2 * min(sum(m) for p in polys for m in p.monoms())
-    return _analyse(poly, systems, variables, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
-
-
-def from_ideal(
-    generators: Sequence[object],
-    variables: Sequence[sp.Symbol],
-    prior_exponents: Sequence[object] | None = None,
-) -> RLCT:
-    """λ and m of K = Σ f_i² for polynomials f_i with f_i(0) = 0, under the prior Π |w_j|^(h_j).
-
-    λ = RLCT(I)/2 = 1/(2 t_I) when every compact face system of P(I) is proven to have no common real
-    torus zero (monomial ideals always qualify); otherwise bounds, with the failing faces listed.
-    """
-    return ideal_analysis(generators, variables, prior_exponents).result
+    return polys

@@ -16,56 +16,39 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from math import gcd, lcm
+from numbers import Integral
 
-__all__ = ["Face", "Facet", "NewtonPolyhedron", "rank_of"]
+from ._validate import exact_rational, items
+from .errors import InvalidExponentError, InvalidPriorError, TooLargeError
+from .ranks import rank_of
+
+__all__ = ["Face", "Facet", "NewtonPolyhedron"]
 
 Vector = tuple[int, ...]
 
+MAX_FACETS = 10_000
+"""The most facets (rays of the double description) built before the polyhedron is refused."""
 
-def rank_of(rows: Sequence[Sequence[Fraction | int]]) -> int:
-    """Exact rank of a small rational matrix by Gaussian elimination."""
-    m = [[Fraction(x) for x in r] for r in rows]
-    rank, ncols = 0, (len(m[0]) if m else 0)
-    for col in range(ncols):
-        pivot = next((i for i in range(rank, len(m)) if m[i][col] != 0), None)
-        if pivot is None:
-            continue
-        m[rank], m[pivot] = m[pivot], m[rank]
-        for i in range(len(m)):
-            if i != rank and m[i][col] != 0:
-                f = m[i][col] / m[rank][col]
-                m[i] = [a - f * b for a, b in zip(m[i], m[rank])]
-        rank += 1
-    return rank
+MAX_FACES = 16_384
+"""The most faces (compact or not) enumerated by :attr:`NewtonPolyhedron.faces`."""
+
+MAX_COMPACT_FACES = 1024
+"""The most compact faces enumerated; each costs a non-degeneracy check (for Σ x_j² in d
+variables there are 2^d − 1: d = 10 takes about 11 s, d = 11 is refused)."""
 
 
-def _nullspace(rows: Sequence[Sequence[Fraction | int]], ncols: int) -> list[list[Fraction]]:
-    """Basis of {x : rows · x = 0} over Q (reduced row echelon form)."""
-    m = [[Fraction(x) for x in r] for r in rows]
-    pivots: list[int] = []
-    r = 0
-    for col in range(ncols):
-        p = next((i for i in range(r, len(m)) if m[i][col] != 0), None)
-        if p is None:
-            continue
-        m[r], m[p] = m[p], m[r]
-        inv = 1 / m[r][col]
-        m[r] = [a * inv for a in m[r]]
-        for i in range(len(m)):
-            if i != r and m[i][col] != 0:
-                f = m[i][col]
-                m[i] = [a - f * b for a, b in zip(m[i], m[r])]
-        pivots.append(col)
-        r += 1
-    free = [c for c in range(ncols) if c not in pivots]
-    basis = []
-    for fcol in free:
-        v = [Fraction(0)] * ncols
-        v[fcol] = Fraction(1)
-        for i, pc in enumerate(pivots):
-            v[pc] = -m[i][fcol]
-        basis.append(v)
-    return basis
+def _exponent_vectors(exponents: object) -> list[Vector]:
+    rows = items(exponents, "exponents", InvalidExponentError, "exponent vectors")
+    out = []
+    for i, row in enumerate(rows):
+        entries = items(row, f"exponent vector {i}", InvalidExponentError, "integers")
+        for j, a in enumerate(entries):
+            if isinstance(a, bool) or not isinstance(a, Integral):
+                raise InvalidExponentError(
+                    f"exponent vector {i} has entry {j} = {a!r}, which is not an integer"
+                )
+        out.append(tuple(int(a) for a in entries))
+    return out
 
 
 def _primitive(v: Sequence[Fraction]) -> Vector:
@@ -107,7 +90,7 @@ class Face:
         return not self.directions
 
 
-def _double_description(points: Sequence[Vector], d: int) -> tuple[Facet, ...]:
+def _double_description(points: Sequence[Vector], d: int, name: str) -> tuple[Facet, ...]:
     """Facets of conv(points) + R^d_{≥0}; see :attr:`NewtonPolyhedron.facets`."""
 
     # A ray is (w_0..w_{d−1}, c); constraint j < d is w_j ≥ 0, constraint d + i is ⟨w, a_i⟩ ≥ c.
@@ -151,6 +134,11 @@ def _double_description(points: Sequence[Vector], d: int) -> tuple[Facet, ...]:
         for r in new:
             zeros[r] = frozenset(j for j in done if value(j, r) == 0)
         rays = list(dict.fromkeys(keep + new))
+        if len(rays) > MAX_FACETS:
+            raise TooLargeError(
+                f"{name}: the Newton polyhedron ({len(points)} points in {d} variables) would have "
+                f"more than {MAX_FACETS:,} facets"
+            )
     facets = {Facet(r[:d], r[d]) for r in rays if any(r[:d])}
     return tuple(sorted(facets, key=lambda f: (f.normal, f.offset)))
 
@@ -158,17 +146,23 @@ def _double_description(points: Sequence[Vector], d: int) -> tuple[Facet, ...]:
 class NewtonPolyhedron:
     """P = conv(A) + R^d_{≥0} for exponent vectors A (non-negative integers, not containing 0)."""
 
-    def __init__(self, exponents: Iterable[Sequence[int]]) -> None:
-        pts = sorted({tuple(int(a) for a in e) for e in exponents})
+    def __init__(self, exponents: Iterable[Sequence[int]], name: str = "the exponents") -> None:
+        """``name`` says whose polyhedron this is in error messages (e.g. "K")."""
+        pts = sorted(set(_exponent_vectors(exponents)))
         if not pts:
-            raise ValueError("a Newton polyhedron needs at least one exponent vector")
+            raise InvalidExponentError("a Newton polyhedron needs at least one exponent vector")
         d = len(pts[0])
         if any(len(p) != d for p in pts) or d == 0:
-            raise ValueError("exponent vectors must all have the same positive length")
+            raise InvalidExponentError("exponent vectors must all have the same positive length")
         if any(a < 0 for p in pts for a in p):
-            raise ValueError("exponents must be non-negative")
+            raise InvalidExponentError("exponents must be non-negative")
+        if (0,) * d in pts:
+            raise InvalidExponentError(
+                "the exponent vector 0 (a constant term) is not allowed: the origin must be a zero"
+            )
         self.points: tuple[Vector, ...] = tuple(pts)
         self.dim = d
+        self.name = name
 
     @cached_property
     def minimal_points(self) -> tuple[Vector, ...]:
@@ -187,7 +181,7 @@ class NewtonPolyhedron:
         double description method (Motzkin et al.), in exact integer arithmetic with the
         combinatorial adjacency test.
         """
-        return _double_description(self.minimal_points, self.dim)
+        return _double_description(self.minimal_points, self.dim, self.name)
 
     @cached_property
     def _incidence(self) -> tuple[dict[Vector, int], tuple[int, ...]]:
@@ -231,6 +225,10 @@ class NewtonPolyhedron:
                 if face.facets in seen or not face.points:
                     continue
                 seen[face.facets] = face
+                if len(seen) > MAX_FACES:
+                    raise TooLargeError(
+                        f"{self.name}: the Newton polyhedron has more than {MAX_FACES:,} faces"
+                    )
                 for f in self.facets:
                     key = frozenset((*face.facets, f))
                     if f not in face.facets and key not in tried:
@@ -273,18 +271,41 @@ class NewtonPolyhedron:
                     g = self._face_containing((*face.points, v))
                     if g.compact and g.facets not in found and g.facets not in nxt:
                         nxt[g.facets] = g
+                        if len(found) + len(nxt) > MAX_COMPACT_FACES:
+                            raise TooLargeError(
+                                f"{self.name}: the Newton polyhedron has more than "
+                                f"{MAX_COMPACT_FACES:,} compact faces ({len(self.vertices)} "
+                                f"vertices in {self.dim} variables), each needing a "
+                                "non-degeneracy check"
+                            )
             found.update(nxt)
             level = nxt
         return tuple(sorted(found.values(), key=lambda f: (f.dim, f.points)))
 
+    def _tau(self, tau: Sequence[Fraction | int]) -> list[Fraction]:
+        """τ as exact positive Fractions of length d (τ_j = h_j + 1 > 0)."""
+        entries = items(tau, "tau", InvalidPriorError, "positive rationals")
+        if len(entries) != self.dim:
+            raise InvalidPriorError(
+                f"tau has length {len(entries)} but the polyhedron has dimension {self.dim}"
+            )
+        out = []
+        for j, t in enumerate(entries):
+            r = exact_rational(t, f"tau[{j}]", InvalidPriorError)
+            if r <= 0:
+                raise InvalidPriorError(f"tau[{j}] = {r} must be > 0 (τ_j = h_j + 1)")
+            out.append(Fraction(int(r.p), int(r.q)))
+        return out
+
     def distance(self, tau: Sequence[Fraction | int]) -> Fraction:
         """The τ-distance t = min{s > 0 : s·τ ∈ P} (τ > 0)."""
+        tau = self._tau(tau)
         return max(Fraction(f.offset) / f.value(tau) for f in self.facets)
 
     def face_at_distance(self, tau: Sequence[Fraction | int]) -> Face:
         """The smallest face of P containing t·τ."""
         t = self.distance(tau)
-        point = [t * Fraction(x) for x in tau]
+        point = [t * x for x in self._tau(tau)]
         return self._face_from_facets(f for f in self.facets if f.value(point) == f.offset)
 
     def __repr__(self) -> str:

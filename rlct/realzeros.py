@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .polyhedron import _nullspace
+from .ranks import nullspace
 
 __all__ = ["has_real_torus_zero", "torus_reduction"]
 
@@ -40,7 +40,7 @@ def torus_reduction(
     base = face_points[0]
     diffs = [[a - b for a, b in zip(p, base)] for p in face_points[1:]]
     weights = (
-        _nullspace(diffs, d)
+        nullspace(diffs, d)
         if diffs
         else [[Fraction(int(i == j)) for j in range(d)] for i in range(d)]
     )

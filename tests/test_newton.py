@@ -1,4 +1,5 @@
-"""Newton polyhedra: hand-checked λ, m; degenerate cases are never claimed exact (REFERENCE §3)."""
+"""Newton polyhedra: hand-checked λ, m; the Newton step never claims degenerate cases exact
+(REFERENCE §3; what rlct.from_polynomial does next is tested in test_degenerate.py)."""
 
 from fractions import Fraction
 
@@ -57,7 +58,7 @@ def test_nondegenerate_polynomials(K, variables, prior, lam, m):
     ],
 )
 def test_degenerate_polynomials_are_bounds_only(K, newton_value, true_lam):
-    r = rlct.from_polynomial(sp.expand(K), (x, y))
+    r = newton_analysis(sp.expand(K), (x, y)).result
     assert not r.exact and r.lam is None and r.mult is None
     assert r.upper == newton_value
     assert r.lower <= true_lam <= r.upper
@@ -77,8 +78,9 @@ def test_ideals():
     # ⟨x² + y² + z²⟩: RLCT of the form is 3/2, so λ(f²) = 3/4.
     r = rlct.from_ideal([x**2 + y**2 + z**2], (x, y, z))
     assert (r.exact, r.lam, r.mult) == (True, R(3, 4), 1)
-    # ⟨x − y⟩ is degenerate: the face system x − y = 0 meets the torus.
-    r = rlct.from_ideal([x - y], (x, y))
+    # ⟨x − y⟩ is degenerate: the face system x − y = 0 meets the torus, so the Newton step gives
+    # bounds only (from_ideal then resolves it: λ = 1/2).
+    r = rlct.ideal_analysis([x - y], (x, y)).result
     assert not r.exact and r.upper == 1 and r.lower <= R(1, 2)
 
 

@@ -7,21 +7,23 @@ import pytest
 from scipy import stats
 
 from numeric.diagnostics import (
-    Finding,
     _bulk_and_tail_ranks,
     autocorr_time,
     chain_mean_stderr,
+    direction_mixing,
+    ess,
+    per_chain_ess,
+    rhat_limit,
+    split_rhat,
+)
+from numeric.findings import (
+    Finding,
     check_below_reference,
     check_draws_capped,
     check_drift,
     check_mixing,
     check_step_size,
-    direction_mixing,
-    ess,
     format_findings,
-    per_chain_ess,
-    rhat_limit,
-    split_rhat,
 )
 
 

@@ -10,9 +10,10 @@ import torch
 from torch import nn
 
 import numeric
-from numeric import kernel, sgld
+from numeric import gradients, kernel, sgld
 from numeric._inductor import _Decompositions, small_matmul_backend
 from numeric.data import Gatherer, take, take_tiled
+from numeric.types import Constants, KernelSpec
 
 
 def _setup(c: int = 3, cv: bool = True, integrator: sgld.Integrator = "lm"):
@@ -25,8 +26,8 @@ def _setup(c: int = 3, cv: bool = True, integrator: sgld.Integrator = "lm"):
         xb, yb = batch
         return 0.5 * (torch.sin(xb @ w) - yb).square().mean()
 
-    spec = kernel.KernelSpec(control_variate=cv, integrator=integrator, stacked=True)
-    consts = kernel.Constants(
+    spec = KernelSpec(control_variate=cv, integrator=integrator, stacked=True)
+    consts = Constants(
         w_star,
         torch.full((3,), 0.01, dtype=torch.float64),
         None,
@@ -47,7 +48,7 @@ def test_block_equals_repeated_sgld_steps(cv: bool, integrator: sgld.Integrator)
     block = kernel.make_block(f, spec, functional=False)
     got, trace = block(state, noise, None, 1e-3, k, data)
 
-    gradient = kernel.make_gradient(f, spec)
+    gradient = gradients.make_gradient(f, spec)
     ref = state
     for t in range(5):
         ev = gradient(ref.position, noise.idx[t], k, data)
@@ -308,7 +309,7 @@ def _anchored(c: int = 4):
     """The ``_setup`` problem with an anchored control variate: chains 0 and 2 start nearer
     their anchor, chains 1 and 3 nearer w*."""
     f, spec, k, data, state, g = _setup(c=c)
-    spec = kernel.KernelSpec(control_variate=True, integrator="lm", stacked=True, anchored=True)
+    spec = KernelSpec(control_variate=True, integrator="lm", stacked=True, anchored=True)
     x, y = data
     shift = torch.tensor([[0.3, 0.0, 0.0], [2.0, 0.0, 0.0]], dtype=torch.float64).repeat(c // 2, 1)
     anchor = k.w_star + shift
@@ -330,7 +331,7 @@ def test_anchored_gradient_centres_at_the_nearer_point() -> None:
     L_B(w*) still the reference loss."""
     f, spec, k, data, state, g = _anchored()
     idx = torch.randint(200, (4, 7), generator=g)
-    ev = kernel.make_gradient(f, spec)(state.position, idx, k, data)
+    ev = gradients.make_gradient(f, spec)(state.position, idx, k, data)
     x, y = data
     for c in range(4):
         batch = (x[idx[c]], y[idx[c]])
@@ -353,7 +354,7 @@ def test_anchored_gradient_is_unbiased() -> None:
     w = state.position.repeat(reps, 1)
     k_rep = k._replace(anchor=k.anchor.repeat(reps, 1), g_anchor=k.g_anchor.repeat(reps, 1))
     idx = torch.randint(200, (w.shape[0], 7), generator=g)
-    ev = kernel.make_gradient(f, spec)(w, idx, k_rep, data)
+    ev = gradients.make_gradient(f, spec)(w, idx, k_rep, data)
     grads = ev.grad.reshape(reps, 4, 3)
     wr = state.position[0].detach().requires_grad_(True)
     (exact,) = torch.autograd.grad(f(wr, data), wr)

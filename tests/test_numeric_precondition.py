@@ -17,7 +17,8 @@ from torch.func import hessian
 
 import numeric
 from numeric import sgld
-from numeric.diagnostics import check_slow_mixing, direction_mixing
+from numeric.diagnostics import direction_mixing
+from numeric.findings import check_slow_mixing
 
 
 def _f(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:

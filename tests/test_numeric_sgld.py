@@ -127,7 +127,7 @@ def test_baoab_at_infinite_friction_is_lm() -> None:
 def test_relaxation_steps_is_the_decay_of_the_mean(friction: float, eps: float) -> None:
     """Without noise the mean of (z, v) on U = kz²/2 decays as |μ|ᵗ: −1/ln|μ| is
     ``relaxation_steps`` (2/(εk) for LM, ≈ ξ/(k√ε) overdamped, 2/(ξ√ε) underdamped)."""
-    from numeric.precondition import relaxation_steps
+    from numeric.sgld import relaxation_steps
 
     k = 2.0
     grad = _quadratic_grad(torch.tensor([k], dtype=torch.float64))

@@ -18,13 +18,6 @@ from hypothesis import strategies as st
 
 from rlct import normal_crossing
 from rlct.errors import InvalidShapeError, NonFiniteError
-from rlct.jacobian import (
-    exact_rank,
-    random_prime,
-    rank_mod_prime,
-    rational_rank,
-    sample_generic_rank,
-)
 from rlct.quadratic import (
     generic_rank,
     generic_rank_certificate,
@@ -33,6 +26,13 @@ from rlct.quadratic import (
     llc,
     modular_addition_data,
     num_parameters,
+)
+from rlct.ranks import (
+    exact_rank,
+    random_prime,
+    rank_mod_prime,
+    rational_rank,
+    sample_generic_rank,
 )
 
 R = sp.Rational

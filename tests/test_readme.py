@@ -33,12 +33,13 @@ def test_readme_has_the_exact_and_the_estimation_examples() -> None:
 def test_readme_exact_example_prints_the_values_its_comments_state() -> None:
     _, out = _run(_python_blocks()[0])
     # the comments' values: x²y⁴ by the normal-crossing rule, x⁴ + x²y² + y⁶ by its Newton
-    # polyhedron (vertex (2, 2) on the diagonal, shared by two facets), (x − y)² degenerate, and
+    # polyhedron (vertex (2, 2) on the diagonal, shared by two facets), (y − x³)² + x⁸ degenerate
+    # but s = y − x³ makes it s² + x⁸ = 1/2 + 1/8, and
     # Aoyagi–Watanabe's RRR formula for M = N = 4, H = 3, r = 1 (also as a deep linear network)
     heads = [line for line in out.splitlines() if not line.startswith(" ")]
     assert heads[0].startswith("λ = 1/4, m = 1")
     assert heads[1].startswith("λ = 1/2, m = 2")
-    assert heads[2].startswith("1/2 ≤ λ ≤ 1 (not exact)")
+    assert heads[2].startswith("λ = 5/8, m = 1")
     assert heads[3].startswith("λ = 6, m = 1")
     assert heads[4].startswith("λ = 6, m = 1")
 

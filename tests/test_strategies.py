@@ -30,11 +30,33 @@ def test_newton_polynomials_have_the_constructed_answer(case):
 
 @settings(max_examples=20)
 @given(vs.degenerate_polynomials())
-def test_degenerate_polynomials_are_never_exact(case):
+def test_degenerate_polynomials_have_the_constructed_answer(case):
+    newton = rlct.newton_analysis(case.K, case.variables, case.prior).result
+    assert not newton.exact
+    assert newton.upper == case.newton_upper
+    assert any(c.status is False for c in newton.conditions)
     r = case.exact()
-    assert not r.exact
-    assert r.upper == case.newton_upper
-    assert any(c.status is False for c in r.conditions)
+    assert r.exact, str(r)
+    assert (r.lam, r.mult) == (case.expected_lam, case.expected_mult)
+
+
+@settings(max_examples=40, deadline=None)
+@given(vs.diffeomorphic_polynomials(dim=2))
+def test_diffeomorphic_plane_polynomials_are_exact_with_the_constructed_answer(case):
+    r = case.exact()
+    assert r.exact, str(r)
+    assert (r.lam, r.mult) == (case.expected_lam, case.expected_mult)
+    assert sp.Poly(case.K, *case.variables).total_degree() <= 12
+
+
+@settings(max_examples=8, deadline=None)
+@given(vs.diffeomorphic_polynomials(dim=3, max_degree=8))
+def test_diffeomorphic_polynomials_in_three_variables_are_never_wrong(case):
+    r = case.exact()
+    if r.exact:
+        assert (r.lam, r.mult) == (case.expected_lam, case.expected_mult)
+    else:
+        assert r.lower <= case.expected_lam <= r.upper
 
 
 @given(vs.rrr_cases())

@@ -10,11 +10,11 @@ import pytest
 import sympy as sp
 
 import rlct
-from numeric.diagnostics import Finding
+from numeric.findings import Finding
+from verification import assert_llc_matches
 from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
 from verification.crosscheck import DecisionRule, decide
-from verification.pytest_plugin import assert_llc_matches
 from verification.report import Report, format_findings, run_cases, write_report
 
 
@@ -103,14 +103,15 @@ def test_report_says_why_a_case_is_inconclusive(tmp_path):
 
 
 def test_bounds_are_not_compared():
-    x, y = sp.symbols("x y")
-    c = decide("(x−y)²", rlct.from_polynomial((x - y) ** 2, (x, y)), FakeEstimate(0.5, 0.01))
+    x, y, z = sp.symbols("x y z")
+    f = x**4 + y**4 + z**4 - x**2 * y**2  # its face condition is undecided: bounds only
+    c = decide("f²", rlct.from_ideal([f], (x, y, z)), FakeEstimate(0.5, 0.01))
     assert c.verdict == "no exact value"
 
 
 def test_assert_llc_matches_fails_with_the_numbers():
     assert_llc_matches(FakeEstimate(0.5, 0.01), HALF)
-    with pytest.raises(pytest.fail.Exception, match=r"0\.7 ± 0\.01 vs exact λ = 1/2"):
+    with pytest.raises(AssertionError, match=r"0\.7 ± 0\.01 vs exact λ = 1/2"):
         assert_llc_matches(FakeEstimate(0.7, 0.01), HALF)
 
 
@@ -230,3 +231,27 @@ def test_regression_potential_is_the_full_data_loss() -> None:
     w = torch.randn(6, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     direct = torch.stack([prob.loss_fn({"w": wi}, prob.data) for wi in w])
     torch.testing.assert_close(prob.potential(w), direct)
+
+
+def test_models_refuse_strings_and_do_not_run_them(tmp_path: Path) -> None:
+    """sympy.Poly(text, …) would run text through sympy's parser (which evaluates Python): the
+    potential and the regression's exponents take sympy expressions only."""
+    import torch
+
+    from verification.cases import PotentialCase
+    from verification.models import polynomial_potential, regression_problem
+
+    marker = tmp_path / "pwned"
+    payload = f"__import__('os').system('touch {marker}') or w**2"
+    w = sp.Symbol("w", real=True)
+    with pytest.raises(TypeError, match=r"^K must be a sympy expression.*refused"):
+        polynomial_potential(payload, (w,))
+    case = PotentialCase("payload", payload, (w,), (sp.Integer(0),), None, None)
+    with pytest.raises(TypeError, match=r"^K must be a sympy expression"):
+        regression_problem(case, 10, torch.Generator().manual_seed(0))
+    with pytest.raises(TypeError, match=r"^variables must be .* sympy Symbols"):
+        polynomial_potential(w**2, ("w",))
+    assert not marker.exists()
+    # a sympy expression still gives the potential: K(w) = w² + 3w⁴ at w = 0.5 is 0.4375
+    K = polynomial_potential(w**2 + 3 * w**4, (w,))
+    assert K(torch.tensor([[0.5]], dtype=torch.float64)).item() == pytest.approx(0.4375)

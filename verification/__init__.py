@@ -3,21 +3,31 @@
 * :func:`crosscheck` — exact λ (``rlct``), an SGLD estimate (``numeric``) and a verdict for a case;
 * :func:`check_closed_forms` — published closed forms against exact computations;
 * :mod:`verification.strategies` — public hypothesis strategies producing cases with answers;
-* :func:`assert_llc_matches` — a pytest helper for your own models;
+* :func:`assert_llc_matches` — fail unless an estimate agrees with an exact λ (an
+  ``AssertionError``, any test runner); the pytest plugin, registered on install, adds the
+  ``llc_check`` fixture and ``--llc-profile``;
 * ``python -m verification`` — the verification report.
+
+Verdicts and reports convert to plain data with ``to_dict()``. Importing this package does not
+import pytest (only :mod:`verification.pytest_plugin` does).
 """
 
+from .assertions import LLCMismatch, assert_llc_matches
 from .catalogue import Settings, catalogue, crosscheck
 from .closed_forms import ClosedFormCheck, ClosedFormSummary, check_closed_forms
 from .crosscheck import CrossCheck, DecisionRule, decide
-from .pytest_plugin import assert_llc_matches
+from .errors import InvalidArgumentError, InvalidTypeError, VerificationError
 
 __all__ = [
     "ClosedFormCheck",
     "ClosedFormSummary",
     "CrossCheck",
     "DecisionRule",
+    "InvalidArgumentError",
+    "InvalidTypeError",
+    "LLCMismatch",
     "Settings",
+    "VerificationError",
     "assert_llc_matches",
     "catalogue",
     "check_closed_forms",

@@ -21,7 +21,9 @@ class PotentialCase:
     """K(w) ≥ 0 with K(0) = 0, prior Π|w_j|^(h_j), and its exact λ, m at w* = 0.
 
     ``expected`` is derived independently of :mod:`rlct` (by construction); ``degenerate`` marks a
-    K whose Newton polyhedron is degenerate, for which no exact claim may be made.
+    K whose Newton polyhedron is degenerate in the coordinates it is written in (the Newton step
+    alone gives only the bound ``newton_upper``; the exact value comes from a resolution or a change
+    of coordinates).
     """
 
     name: str

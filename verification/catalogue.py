@@ -21,8 +21,10 @@ import numeric
 import rlct
 from numeric.reference import GaussianLinear, expected_llc
 
+from ._validate import MAX_SEED, check_bool, check_int, check_settings, check_type
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
-from .crosscheck import CrossCheck, DecisionRule, decide
+from .crosscheck import CrossCheck, DecisionRule, decide, refuse
+from .errors import InvalidArgumentError, InvalidTypeError
 from .models import polynomial_potential, regression_exponents, regression_problem
 
 __all__ = ["Entry", "Settings", "catalogue"]
@@ -38,6 +40,10 @@ class Settings:
     device: str | None = None
     rule: DecisionRule = field(default_factory=DecisionRule)
 
+    def __post_init__(self) -> None:
+        """Checked here, before any work: bad settings otherwise fail deep in one case's run."""
+        check_settings(self)
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -50,8 +56,13 @@ def _run_potential(case: PotentialCase, s: Settings, seed: int) -> CrossCheck:
     """MALA on K at w* = 0, with the quadrature reference λ_β when d ≤ 3 and the prior is flat."""
     t0 = time.perf_counter()
     exact = case.exact()
+    if unsupported := _prior_unsupported(case, exact, s, t0):
+        return unsupported
     K = polynomial_potential(case.K, case.variables)
     w0 = [0.0] * case.dim
+    # PRIOR: the one place where the prior Π|w_j|^(h_j) will enter the estimate. When
+    # numeric.estimate_llc_potential samples a prior, pass `prior=case.prior` here and drop the
+    # _prior_unsupported refusal above (_run_regression keeps its own until estimate_llc can).
     est = numeric.estimate_llc_potential(
         K, w0, n=s.n, num_chains=s.num_chains, seed=seed, device=s.device
     )
@@ -61,6 +72,20 @@ def _run_potential(case: PotentialCase, s: Settings, seed: int) -> CrossCheck:
     return decide(
         case.name, exact, est, reference=ref, rule=s.rule, seconds=time.perf_counter() - t0
     )
+
+
+def _prior_unsupported(
+    case: PotentialCase, exact: rlct.RLCT, s: Settings, t0: float
+) -> CrossCheck | None:
+    """An honest "inconclusive" for a non-flat prior, which the estimators do not sample (an
+    estimate without it would be compared with a λ that includes it); None for a flat prior."""
+    if all(h == 0 for h in case.prior):
+        return None
+    reason = (
+        f"unsupported: the prior exponents h = ({', '.join(map(str, case.prior))}) are not "
+        "sampled by numeric's estimators, so no estimate of this λ was made"
+    )
+    return refuse(case.name, exact, reason, rule=s.rule, seconds=time.perf_counter() - t0)
 
 
 def _regression_name(case: RRRCase | DLNCase | PotentialCase) -> str:
@@ -82,6 +107,8 @@ def _run_regression(case: RRRCase | DLNCase | PotentialCase, s: Settings, seed: 
     """
     t0 = time.perf_counter()
     exact = case.exact()
+    if isinstance(case, PotentialCase) and (unsupported := _prior_unsupported(case, exact, s, t0)):
+        return unsupported
     prob = regression_problem(case, s.n, torch.Generator().manual_seed(seed))
     est = numeric.estimate_llc(
         prob.loss_fn, prob.params, prob.data, num_chains=s.num_chains, seed=seed, device=s.device
@@ -241,8 +268,15 @@ def _poly(name: str, K: sp.Expr, variables: tuple[sp.Symbol, ...]) -> PotentialC
     return PotentialCase(name, K, variables, (sp.Integer(0),) * len(variables), None, None)
 
 
+_X, _Y = sp.symbols("x y", real=True)
+_LINES = (_X**2 - 3 * _Y**2) ** 2  # two lines with irrational slopes ±1/√3
+_CUSP = (_Y**2 - _X**5) ** 2
+D = "degenerate (resolved)"  # Newton polyhedron degenerate as written; λ from the plane resolution
+
+
 def catalogue(quick: bool = False) -> list[Entry]:
     """The catalogue; ``quick`` is the subset that runs in well under two minutes on 2 CPU cores."""
+    check_bool("quick", quick)
     x, y, z = sp.symbols("x y z", real=True)
     entries = [
         _linear_entry(3),
@@ -253,6 +287,8 @@ def catalogue(quick: bool = False) -> list[Entry]:
         _potential_entry(
             _poly("Newton K = x⁴ + x²y² + y⁶", x**4 + x**2 * y**2 + y**6, (x, y)), "Newton"
         ),
+        _potential_entry(_poly("degenerate K = (y − x³)² + x⁸", (y - x**3) ** 2 + x**8, (x, y)), D),
+        _potential_entry(_poly("degenerate K = (y² − x⁵)² + x¹²", _CUSP + x**12, (x, y)), D),
         _regression_entry(RRRCase(2, 2, 2, 0), "reduced rank regression"),
         _regression_entry(_nc([1, 1]), "normal-crossing regression"),
         _quadratic_entry(_quadratic_case(3, 1, 2, 0, modular=False), reps=250),
@@ -266,6 +302,10 @@ def catalogue(quick: bool = False) -> list[Entry]:
         _potential_entry(_nc([1, 1, 1]), "normal crossing"),
         _potential_entry(_poly("Newton K = x² + y² + z²", x**2 + y**2 + z**2, (x, y, z)), "Newton"),
         _potential_entry(_poly("Newton K = x²y⁴ + x⁶", x**2 * y**4 + x**6, (x, y)), "Newton"),
+        _potential_entry(
+            _poly("degenerate K = (x² − 3y²)² + (x² + y²)⁴", _LINES + (x**2 + y**2) ** 4, (x, y)), D
+        ),
+        _potential_entry(_poly("degenerate K = (y − x²)² + x⁶", (y - x**2) ** 2 + x**6, (x, y)), D),
         _regression_entry(RRRCase(3, 3, 2, 0), "reduced rank regression"),
         _regression_entry(RRRCase(4, 4, 3, 1), "reduced rank regression"),
         _regression_entry(DLNCase((2, 2, 2, 2), 0), "deep linear network"),
@@ -288,15 +328,20 @@ def crosscheck(
     at their most singular true parameter; quadratic networks need data (``case.X``) and run
     SGLD at a minimum of L_n next to the teacher.
     """
-    s = settings or Settings()
-    seed = s.seed if seed is None else seed
+    s = Settings() if settings is None else settings
+    check_type("settings", s, Settings)
+    seed = s.seed if seed is None else check_int("seed", seed, 0, MAX_SEED)
     if isinstance(case, QuadraticCase):
         if case.X is None:
-            raise ValueError("a quadratic-network cross-check needs data: give the case inputs X")
+            raise InvalidArgumentError(
+                "case.X is None: a quadratic-network cross-check needs data (the case's inputs X)"
+            )
         reps = max(1, s.n // len(case.X))
         return _run_quadratic(case, reps, s, seed)
     if isinstance(case, PotentialCase):
         return _run_potential(case, s, seed)
     if isinstance(case, RRRCase | DLNCase):
         return _run_regression(case, s, seed)
-    raise TypeError(f"no cross-check for {type(case).__name__}")
+    raise InvalidTypeError(
+        f"case must be a PotentialCase, RRRCase, DLNCase or QuadraticCase, got {type(case).__name__}"
+    )

@@ -26,6 +26,10 @@ import sympy as sp
 
 import rlct
 
+from ._validate import check_int
+
+MAX_SIZE = 10  # the grid holds max_size³ shapes; at 10 the checks take seconds
+
 __all__ = ["ClosedFormCheck", "ClosedFormSummary", "check_closed_forms"]
 
 
@@ -39,6 +43,16 @@ class ClosedFormCheck:
     exact_value: str
     agree: bool | None  # None: the exact side is a bound that contains the claim
 
+    def to_dict(self) -> dict[str, object]:
+        """Plain data: the formula, the shape, both values as exact text, the verdict."""
+        return {
+            "formula": self.formula,
+            "case": self.case,
+            "formula_value": self.formula_value,
+            "exact_value": self.exact_value,
+            "agree": self.agree,
+        }
+
 
 @dataclass(frozen=True)
 class ClosedFormSummary:
@@ -50,6 +64,18 @@ class ClosedFormSummary:
     undecided: int
     smallest_counterexample: ClosedFormCheck | None
     checks: tuple[ClosedFormCheck, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain data, every check included (JSON-able)."""
+        c = self.smallest_counterexample
+        return {
+            "formula": self.formula,
+            "checked": self.checked,
+            "disagreements": self.disagreements,
+            "undecided": self.undecided,
+            "smallest_counterexample": None if c is None else c.to_dict(),
+            "checks": [x.to_dict() for x in self.checks],
+        }
 
 
 def _rrr_jacobian_rank(M: int, N: int, H: int, rng: random.Random) -> int:
@@ -167,7 +193,9 @@ def _quadratic_summaries(max_d: int, seed: int) -> list[ClosedFormSummary]:
 
 
 def check_closed_forms(max_size: int = 5, seed: int = 0) -> tuple[ClosedFormSummary, ...]:
-    """Run every closed-form check over shapes up to ``max_size``; smallest shapes first."""
+    """Run every closed-form check over shapes up to ``max_size`` (1 to 10); smallest first."""
+    max_size = check_int("max_size", max_size, 1, MAX_SIZE)
+    seed = check_int("seed", seed, 0)
     rng = random.Random(seed)
     grid = sorted(itertools.product(range(1, max_size + 1), repeat=3), key=lambda s: (sum(s), s))
     out = [

@@ -9,7 +9,8 @@ available it replaces the expansion, with its quadrature error as σ_bias.
 Rule. z = (λ̂ − λ_target) / √(se² + σ_bias²), se the estimate's standard error. Verdicts:
 
 * ``inconclusive`` when the chains cannot be trusted: ESS < ``min_ess``, split R-hat > ``max_rhat``,
-  or a diagnostic of severity "error" fired (a broken chain is never called "agree");
+  a diagnostic of severity "error" fired, or a number the rule needs (λ̂, se, ESS, R-hat, nβ, the
+  reference) is NaN or infinite (a broken chain is never called "agree" or "disagree");
 * ``agree`` when |z| ≤ ``z_crit``;
 * ``disagree`` otherwise.
 
@@ -20,15 +21,19 @@ catalogues, e.g. Bonferroni).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
+from numbers import Real
 from typing import Literal
 
 from rlct import RLCT
 
+from ._validate import check_real, check_type
+from .errors import InvalidTypeError
+
 Verdict = Literal["agree", "disagree", "inconclusive", "no exact value"]
 
-__all__ = ["CrossCheck", "DecisionRule", "decide"]
+__all__ = ["CrossCheck", "DecisionRule", "decide", "refuse"]
 
 
 @dataclass(frozen=True)
@@ -39,11 +44,24 @@ class DecisionRule:
     min_ess: float = 100.0
     max_rhat: float = 1.05
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "z_crit", check_real("z_crit", self.z_crit, 0.0, open_lo=True))
+        object.__setattr__(self, "min_ess", check_real("min_ess", self.min_ess, 0.0))
+        object.__setattr__(self, "max_rhat", check_real("max_rhat", self.max_rhat, 1.0))
+
     def describe(self) -> str:
         return (
             f"|z| ≤ {self.z_crit} with z = (λ̂ − λ_target)/√(se² + σ_bias²); "
             f"inconclusive if ESS < {self.min_ess:g}, R-hat > {self.max_rhat}, or an error finding"
         )
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def _plain(x: float | None) -> float | None:
+    """A float for JSON: None for a missing or non-finite value (the reasons say why)."""
+    return None if x is None or not math.isfinite(x) else float(x)
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,96 @@ class CrossCheck:
     seconds: float = float("nan")
     findings: tuple[str, ...] = ()  # the estimate's error findings, in full (why "inconclusive")
 
+    def to_dict(self) -> dict[str, object]:
+        """One flat record of plain data (``json.dumps(..., allow_nan=False)`` accepts it).
+
+        ``lambda_exact`` is λ as exact text ("1/2"), ``lambda`` its float (None when only bounds
+        are known), ``lambda_lower``/``lambda_upper`` the bounds; NaN and ±inf become None.
+        """
+        ex = self.exact
+        return {
+            "case": self.case,
+            "verdict": self.verdict,
+            "exact": bool(ex.exact),
+            "lambda_exact": str(ex.lam) if ex.exact else None,
+            "lambda": float(ex.lam) if ex.exact else None,
+            "lambda_lower": float(ex.lower),
+            "lambda_upper": float(ex.upper),
+            "m": ex.mult,
+            "method": ex.method,
+            **{
+                k: _plain(getattr(self, k))
+                for k in ("estimate", "stderr", "ess", "rhat", "nbeta", "target", "bias_sigma")
+            },
+            "reference": _plain(self.reference),
+            "z": _plain(self.z),
+            "reasons": list(self.reasons),
+            "findings": list(self.findings),
+            "seconds": _plain(self.seconds),
+            **self.rule.to_dict(),
+        }
+
+
+def _number(obj: object, attr: str, what: str) -> float:
+    """``obj.attr`` as a float (NaN and inf kept: the rule turns them into reasons)."""
+    if not hasattr(obj, attr):
+        raise InvalidTypeError(
+            f"{what} has no attribute {attr!r}: {type(obj).__name__} {obj!r:.80}"
+        )
+    value = getattr(obj, attr)
+    try:
+        if isinstance(value, str | bytes | bool):
+            raise TypeError
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(f"{what}.{attr} must be a number, got {value!r:.80}") from None
+
+
+def _error_findings(estimate: object) -> list[object]:
+    diags = getattr(estimate, "diagnostics", None)
+    if diags is None or isinstance(diags, str):
+        raise InvalidTypeError("estimate.diagnostics must be a sequence of findings")
+    return [f for f in diags if getattr(f, "severity", "") == "error"]
+
+
+def _target(
+    exact: RLCT, nbeta: float, reference: object | None, reasons: list[str]
+) -> tuple[float | None, float, float | None]:
+    """(λ_target, σ_bias, λ_β reference); λ_target None, with a reason, when it is undefined."""
+    if reference is not None:
+        value = _number(reference, "value", "reference")
+        err = _number(reference, "abserr", "reference")
+        if not math.isfinite(value) or not math.isfinite(err) or err < 0:
+            reasons.append(f"λ_β reference {value} ± {err} is not a finite value and error")
+            return None, 0.0, None
+        return value, err, value
+    m = exact.mult or 1
+    if m == 1:
+        return float(exact.lam), 0.0, None
+    if not math.isfinite(nbeta) or nbeta <= 1:
+        reasons.append(f"the target λ − (m−1)/log nβ needs nβ > 1, got nβ = {nbeta}")
+        return None, 0.0, None
+    shift = (m - 1) / math.log(nbeta)
+    return float(exact.lam) - shift, 0.5 * shift, None
+
+
+def _chain_reasons(
+    mean: float, se: float, ess: float, rhat: float, nbeta: float, rule: DecisionRule
+) -> list[str]:
+    """Why the chains' numbers cannot be trusted (empty when they can)."""
+    reasons = []
+    if not math.isfinite(mean):
+        reasons.append(f"estimate is {mean}")
+    if not math.isfinite(se) or se < 0:
+        reasons.append(f"standard error is {se}")
+    if not math.isfinite(nbeta) or nbeta <= 0:
+        reasons.append(f"nβ = {nbeta} is not a positive number")
+    if not math.isfinite(ess) or ess < rule.min_ess:
+        reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
+    if not math.isfinite(rhat) or rhat > rule.max_rhat:
+        reasons.append(f"R-hat {rhat:.3f} > {rule.max_rhat}")
+    return reasons
+
 
 def decide(
     case: str,
@@ -83,9 +191,16 @@ def decide(
     ``systematic`` is an extra, documented source of bias added to σ_bias in quadrature (e.g.
     localising at the true parameter instead of a minimum of L_n, see :mod:`verification.catalogue`).
     """
-    mean, se = float(estimate.mean), float(estimate.stderr)
-    ess, rhat, nbeta = float(estimate.ess), float(estimate.rhat), float(estimate.nbeta)
-    errors = [f for f in estimate.diagnostics if getattr(f, "severity", "") == "error"]
+    check_type("case", case, str)
+    check_type("exact", exact, RLCT)
+    check_type("rule", rule, DecisionRule)
+    systematic = check_real("systematic", systematic, 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, Real):
+        raise InvalidTypeError(f"seconds must be a number, got {seconds!r}")
+    mean, se, ess, rhat, nbeta = (
+        _number(estimate, a, "estimate") for a in ("mean", "stderr", "ess", "rhat", "nbeta")
+    )
+    errors = _error_findings(estimate)
     record = partial(
         CrossCheck,
         case,
@@ -96,7 +211,7 @@ def decide(
         rhat,
         nbeta,
         rule=rule,
-        seconds=seconds,
+        seconds=float(seconds),
         findings=tuple(str(f) for f in errors),
     )
     if not exact.exact or exact.lam is None:
@@ -108,25 +223,18 @@ def decide(
             verdict="no exact value",
             reasons=("the exact side is only a bound",),
         )
-    ref_value = None if reference is None else float(reference.value)
-    if reference is not None:
-        target, sigma = ref_value, float(reference.abserr)
-    else:
-        shift = ((exact.mult or 1) - 1) / math.log(nbeta)
-        target, sigma = float(exact.lam) - shift, 0.5 * shift
+    reasons = _chain_reasons(mean, se, ess, rhat, nbeta, rule)
+    reasons += [f"diagnostic: {getattr(f, 'code', f)}" for f in errors]
+    target, sigma, ref_value = _target(exact, nbeta, reference, reasons)
     sigma = math.hypot(sigma, systematic)
-    reasons: list[str] = []
-    if not math.isfinite(ess) or ess < rule.min_ess:
-        reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
-    if not math.isfinite(rhat) or rhat > rule.max_rhat:
-        reasons.append(f"R-hat {rhat:.3f} > {rule.max_rhat}")
-    reasons += [f"diagnostic: {f.code}" for f in errors]
-    denom = math.hypot(se, sigma) if math.isfinite(se) else float("nan")
-    z = (mean - target) / denom if denom and math.isfinite(denom) else None
+    z = None
+    if target is not None and math.isfinite(mean) and math.isfinite(se) and se >= 0:
+        denom = math.hypot(se, sigma)
+        z = (mean - target) / denom if denom > 0 else None
     if reasons:
         verdict: Verdict = "inconclusive"
     elif z is None:
-        verdict, reasons = "inconclusive", ["standard error unavailable"]
+        verdict, reasons = "inconclusive", ["standard error unavailable (se = σ_bias = 0)"]
     else:
         verdict = "agree" if abs(z) <= rule.z_crit else "disagree"
     return record(
@@ -136,4 +244,29 @@ def decide(
         z=z,
         verdict=verdict,
         reasons=tuple(reasons),
+    )
+
+
+def refuse(
+    case: str, exact: RLCT, reason: str, *, rule: DecisionRule, seconds: float = float("nan")
+) -> CrossCheck:
+    """ "inconclusive" without an estimate (its numbers NaN): the case cannot be checked, and
+    ``reason`` says why (e.g. a prior the estimator does not sample)."""
+    nan = float("nan")
+    return CrossCheck(
+        case=case,
+        exact=exact,
+        estimate=nan,
+        stderr=nan,
+        ess=nan,
+        rhat=nan,
+        nbeta=nan,
+        target=None,
+        bias_sigma=0.0,
+        reference=None,
+        z=None,
+        verdict="inconclusive",
+        reasons=(reason,),
+        rule=rule,
+        seconds=seconds,
     )

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._validate import check_int, check_type
 from .catalogue import Entry, Settings
 from .crosscheck import CrossCheck
+from .runner import MAX_THREADS, torch_threads
 
 __all__ = ["run_on_ray"]
 
 
-def _run(entry: Entry, settings: Settings, seed: int) -> CrossCheck:
-    return entry.run(settings, seed)
+def _run(entry: Entry, settings: Settings, seed: int, threads: int) -> CrossCheck:
+    with torch_threads(threads):
+        return entry.run(settings, seed)
 
 
 def run_on_ray(
@@ -27,12 +30,20 @@ def run_on_ray(
     address: str | None = None,
     num_cpus: int | None = None,
     init_kwargs: dict[str, Any] | None = None,
+    threads: int = 1,
 ) -> tuple[CrossCheck, ...]:
-    """Run the entries as Ray tasks (one CPU each) and return their records in order.
+    """Run the entries as Ray tasks (one CPU each, ``threads`` torch threads) and return their
+    records in order.
 
     Connects to ``address`` (e.g. ``"auto"`` or ``"ray://head:10001"``) or starts a local
     instance with ``num_cpus`` CPUs when no cluster is running.
     """
+    check_type("settings", settings, Settings)
+    if num_cpus is not None:
+        check_int("num_cpus", num_cpus, 1)
+    threads = check_int("threads", threads, 1, MAX_THREADS)
+    if address is not None:
+        check_type("address", address, str)
     try:
         import ray
     except ImportError as err:
@@ -46,7 +57,9 @@ def run_on_ray(
         started = True
     try:
         task = ray.remote(num_cpus=1)(_run)
-        futures = [task.remote(e, settings, settings.seed + i) for i, e in enumerate(entries)]
+        futures = [
+            task.remote(e, settings, settings.seed + i, threads) for i, e in enumerate(entries)
+        ]
         return tuple(ray.get(futures))
     finally:
         if started:

@@ -7,7 +7,7 @@ constant), so K(w) = ½·E‖f_w(x) − f_0(x)‖² and λ is that of the case's
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
@@ -19,11 +19,38 @@ from .cases import DLNCase, PotentialCase, RRRCase
 __all__ = ["RegressionProblem", "polynomial_potential", "regression_problem"]
 
 
+def _polynomial(K: object, variables: object) -> sp.Poly:
+    """K as a polynomial in the variables. Only sympy objects are accepted: sympy reads a string
+    with its parser, which evaluates Python code, so a string is refused, never parsed (build K
+    from sympy Symbols, or read text with :func:`rlct.parsing.parse_expression`)."""
+    if (
+        not isinstance(variables, Sequence)
+        or isinstance(variables, str)
+        or not variables
+        or not all(isinstance(v, sp.Symbol) for v in variables)
+    ):
+        raise TypeError(
+            f"variables must be a non-empty sequence of sympy Symbols, got {variables!r}"
+        )
+    if not isinstance(K, sp.Expr):
+        shown = repr(K) if len(repr(K)) <= 80 else repr(K)[:77] + "..."
+        why = (
+            " (a string is refused: sympy would evaluate it as code)" if isinstance(K, str) else ""
+        )
+        raise TypeError(
+            f"K must be a sympy expression in {tuple(variables)}, got {type(K).__name__} "
+            f"{shown}{why}"
+        )
+    return sp.Poly(K, *variables)
+
+
 def polynomial_potential(
     K: sp.Expr, variables: tuple[sp.Symbol, ...]
 ) -> Callable[[Tensor], Tensor]:
-    """K as a torch function of w[..., d] (parameters on the last axis, leading axes for chains)."""
-    terms = [(float(c), m) for m, c in sp.Poly(K, *variables).terms()]
+    """K as a torch function of w[..., d] (parameters on the last axis, leading axes for chains).
+
+    K must be a sympy expression and the variables sympy Symbols (TypeError otherwise)."""
+    terms = [(float(c), m) for m, c in _polynomial(K, variables).terms()]
 
     def potential(w: Tensor) -> Tensor:
         total = torch.zeros(w.shape[:-1], dtype=w.dtype, device=w.device)
@@ -59,7 +86,8 @@ def _chain_forward(mats: list[Tensor], x: Tensor) -> Tensor:
 def regression_exponents(case: PotentialCase) -> list[int]:
     """k_j of a normal-crossing K = Π w_j^(2k_j): the regression y = x·Π w_j^(k_j) + noise at
     w* = 0 has K (up to the noise's variance) as its population loss."""
-    return [sp.Poly(case.K, *case.variables).degree(v) // 2 for v in case.variables]
+    poly = _polynomial(case.K, case.variables)
+    return [poly.degree(v) // 2 for v in case.variables]
 
 
 def regression_problem(

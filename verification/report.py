@@ -1,27 +1,28 @@
 """The verification report: run the catalogue, check the closed forms, write the results.
 
 Outputs in the chosen folder: ``report.md`` (tables), ``records.csv`` / ``records.json`` (one
-record per case), ``llc_vs_exact.png`` (estimated against exact λ on log–log axes with error bars).
+record per case, plain numbers: :mod:`.records`), ``closed_forms.json`` (every closed-form check),
+``llc_vs_exact.png`` (estimated against exact λ on log–log axes with error bars).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
+from ._validate import check_int, check_type
 from .catalogue import Entry, Settings, catalogue
 from .closed_forms import ClosedFormSummary, check_closed_forms
 from .crosscheck import CrossCheck
+from .errors import InvalidArgumentError
+from .records import write_records
+from .runner import MAX_THREADS, MAX_WORKERS, run_cases
 
-__all__ = ["Report", "run_report", "write_report"]
+__all__ = ["Report", "run_cases", "run_report", "write_report"]
 
 
 @dataclass(frozen=True)
@@ -36,31 +37,21 @@ class Report:
         """Cases that should agree and do not."""
         return tuple(r for r in self.records if r.verdict == "disagree")
 
-
-def _run_one(args: tuple[Entry, Settings, int]) -> CrossCheck:
-    entry, settings, seed = args
-    return entry.run(settings, seed)
-
-
-def run_cases(
-    entries: Sequence[Entry], settings: Settings, workers: int = 1, progress: bool = True
-) -> tuple[CrossCheck, ...]:
-    """Run entries locally (a process pool when ``workers`` > 1); seeds are settings.seed + index."""
-    jobs = [(e, settings, settings.seed + i) for i, e in enumerate(entries)]
-    bar = tqdm(total=len(jobs), desc="cases", disable=not progress, unit="case")
-    out: list[CrossCheck] = []
-    if workers <= 1:
-        for job in jobs:
-            bar.set_postfix_str(job[0].name[:40])
-            out.append(_run_one(job))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for rec in pool.map(_run_one, jobs):
-                out.append(rec)
-                bar.update()
-    bar.close()
-    return tuple(out)
+    def to_dict(self) -> dict[str, object]:
+        """Plain data (JSON-able): settings, wall time, records and closed-form summaries."""
+        s = self.settings
+        return {
+            "settings": {
+                "n": s.n,
+                "num_chains": s.num_chains,
+                "seed": s.seed,
+                "device": s.device,
+                **s.rule.to_dict(),
+            },
+            "seconds": self.seconds,
+            "records": [r.to_dict() for r in self.records],
+            "closed_forms": [c.to_dict() for c in self.closed_forms],
+        }
 
 
 def run_report(
@@ -70,47 +61,39 @@ def run_report(
     progress: bool = True,
     engine: str = "local",
     ray_address: str | None = None,
+    *,
+    threads: int = 1,
+    on_record: Callable[[CrossCheck], None] | None = None,
+    entries: Sequence[Entry] | None = None,
 ) -> Report:
-    """Run the catalogue with the local engine (``workers`` processes) or on Ray, then the
-    closed-form checks."""
+    """Run the catalogue (or ``entries``) with the local engine (``workers`` processes) or on
+    Ray, then the closed-form checks. Each case runs with ``threads`` torch threads (see
+    :mod:`.runner`); ``on_record`` receives each record as its case finishes (local engine)."""
+    check_type("settings", settings, Settings)
+    check_int("workers", workers, 1, MAX_WORKERS)
+    check_int("threads", threads, 1, MAX_THREADS)
+    if engine not in ("local", "ray"):
+        raise InvalidArgumentError(f"engine must be 'local' or 'ray', got {engine!r}")
     t0 = time.perf_counter()
-    entries = catalogue(quick)
+    entries = catalogue(quick) if entries is None else list(entries)
     if engine == "ray":
         from .distributed import run_on_ray
 
-        records = run_on_ray(entries, settings, address=ray_address, num_cpus=workers)
-    elif engine == "local":
-        records = run_cases(entries, settings, workers, progress)
+        records = run_on_ray(
+            entries, settings, address=ray_address, num_cpus=workers, threads=threads
+        )
+        for r in records if on_record is not None else ():
+            on_record(r)
     else:
-        raise ValueError(f"unknown engine {engine!r}: use 'local' or 'ray'")
+        records = run_cases(
+            entries, settings, workers, progress, threads=threads, on_record=on_record
+        )
     closed = check_closed_forms(max_size=4 if quick else 6, seed=settings.seed)
     return Report(records, closed, settings, time.perf_counter() - t0)
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
-
-
-def _row(r: CrossCheck) -> dict[str, object]:
-    return {
-        "case": r.case,
-        "exact_lambda": str(r.exact.lam)
-        if r.exact.exact
-        else f"[{r.exact.lower}, {r.exact.upper}]",
-        "m": r.exact.mult,
-        "estimate": r.estimate,
-        "stderr": r.stderr,
-        "reference": r.reference,
-        "target": r.target,
-        "z": r.z,
-        "ess": r.ess,
-        "rhat": r.rhat,
-        "nbeta": r.nbeta,
-        "verdict": r.verdict,
-        "reasons": "; ".join(r.reasons),
-        "findings": "; ".join(r.findings),
-        "seconds": r.seconds,
-    }
 
 
 def format_table(records: Sequence[CrossCheck]) -> str:
@@ -198,14 +181,14 @@ def summary_line(report: Report) -> str:
 
 
 def write_report(report: Report, out: Path) -> Path:
-    """Write report.md, records.csv, records.json and llc_vs_exact.png into ``out``."""
+    """Write report.md, records.csv, records.json, closed_forms.json and llc_vs_exact.png into
+    ``out`` (created if missing)."""
+    check_type("report", report, Report)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [_row(r) for r in report.records]
-    with open(out / "records.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["case"])
-        w.writeheader()
-        w.writerows(rows)
-    (out / "records.json").write_text(json.dumps(rows, indent=2, default=str))
+    write_records(report.records, out)
+    closed = json.dumps([c.to_dict() for c in report.closed_forms], indent=2, ensure_ascii=False)
+    (out / "closed_forms.json").write_text(closed, encoding="utf-8")
     plotted = _plot(report.records, out / "llc_vs_exact.png")
     s = report.settings
     md = [
@@ -233,5 +216,5 @@ def write_report(report: Report, out: Path) -> Path:
     if plotted:
         md += ["", "![estimated vs exact λ](llc_vs_exact.png)"]
     path = out / "report.md"
-    path.write_text("\n".join(md) + "\n")
+    path.write_text("\n".join(md) + "\n", encoding="utf-8")
     return path

@@ -8,7 +8,9 @@ code under test: blocks on disjoint variables combine by
 
 starting from normal-crossing monomials c·Π w_j^(2k_j) (λ = min (h_j+1)/(2k_j)). Positive even
 sums are Newton non-degenerate, so the exact layer must reproduce these values. Degenerate cases
-(a factor (x^a − c·y^b)²) must never be reported exact.
+get their answer by construction too: λ and m do not change under a polynomial diffeomorphism
+fixing 0 that keeps the prior's form (:func:`diffeomorphic_polynomials`), and the binomial
+(x^a − c·y^b)² has λ = min((a+b)/(2ab), 1/2) (:func:`degenerate_polynomials`).
 
 Hypothesis owns the randomness: every strategy that needs a seed draws it, and torch generators
 are built from that seed downstream.
@@ -16,9 +18,12 @@ are built from that seed downstream.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeVar
 
 import sympy as sp
 from hypothesis import assume
@@ -26,12 +31,17 @@ from hypothesis import strategies as st
 
 import rlct
 
+from ._validate import check_bool, check_int
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
+from .errors import InvalidTypeError
+
+S = TypeVar("S")
 
 __all__ = [
     "BadInput",
     "bad_inputs",
     "degenerate_polynomials",
+    "diffeomorphic_polynomials",
     "dln_cases",
     "newton_polynomials",
     "normal_crossing_cases",
@@ -42,6 +52,35 @@ __all__ = [
 ]
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
+
+_OPTIONAL_BOOL = object()  # a spec for ``_checked``: True, False or None
+
+
+def _checked(**spec: object) -> Callable[[Callable[..., S]], Callable[..., S]]:
+    """Check a strategy's arguments when it is built, not at its first draw deep inside
+    hypothesis: an int spec is the least allowed size, ``bool`` asks for True/False."""
+
+    def wrap(make: Callable[..., S]) -> Callable[..., S]:
+        sig = inspect.signature(make)
+
+        @functools.wraps(make)
+        def build(*args: object, **kwargs: object) -> S:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as err:
+                raise InvalidTypeError(f"{make.__name__}: {err}") from None
+            bound.apply_defaults()
+            for name, want in spec.items():
+                value, label = bound.arguments[name], f"{make.__name__}: {name}"
+                if want is bool or (want is _OPTIONAL_BOOL and value is not None):
+                    check_bool(label, value)
+                elif want is not _OPTIONAL_BOOL:
+                    check_int(label, value, want)
+            return make(*args, **kwargs)
+
+        return build
+
+    return wrap
 
 
 @dataclass(frozen=True)
@@ -59,6 +98,7 @@ def _nc_value(k: list[int], h: list[sp.Rational]) -> tuple[sp.Rational, int]:
     return lam, ratios.count(lam)
 
 
+@_checked(max_dim=1, max_k=1, priors=bool)
 @st.composite
 def normal_crossing_cases(draw, max_dim: int = 4, max_k: int = 3, priors: bool = True):
     """K = Π w_j^(2k_j) with prior exponents h_j ∈ {0, 1/2, 1, 2} (or 0)."""
@@ -99,6 +139,7 @@ def _combine(draw, start: int, depth: int, max_k: int) -> _Block:
     return _Block(sp.expand(a.expr * b.expr), variables, prior, lam, mult)
 
 
+@_checked(depth=0, max_k=1, max_dim=1)
 @st.composite
 def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
     """Non-degenerate K built from monomials by sums and products on disjoint variables.
@@ -110,9 +151,19 @@ def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
     return PotentialCase(f"newton({b.expr})", b.expr, b.variables, b.prior, b.lam, b.mult)
 
 
+def _binomial_value(a: int, b: int) -> tuple[sp.Rational, int]:
+    """λ, m of (x^a − c·y^b)² (c > 0): the edge of normal (b, a)/g gives (a+b)/(2ab); the branches
+    x^a = c·y^b are smooth, real and cross the exceptional curve transversally, giving 1/2; m = 2
+    exactly when both attain (a = b = 2)."""
+    edge = sp.Rational(a + b, 2 * a * b)
+    return min(edge, sp.Rational(1, 2)), 2 if edge == sp.Rational(1, 2) else 1
+
+
 @st.composite
 def degenerate_polynomials(draw):
-    """K = (x^a − c·y^b)² · Π z_j^(2k_j): the face polynomial vanishes on the torus."""
+    """K = (x^a − c·y^b)² · Π z_j^(2k_j): the face polynomial vanishes on the torus, so the Newton
+    step alone gives only the bound ``newton_upper``; λ and m follow from the binomial's value
+    and the product rule over the disjoint z_j."""
     a, b = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     c = sp.Rational(draw(st.integers(1, 4)), draw(st.integers(1, 3)))
     extra = draw(st.lists(st.integers(0, 2), max_size=2))
@@ -122,13 +173,90 @@ def degenerate_polynomials(draw):
     # Newton value of the (x, y) factor: the edge from (2a, 0) to (0, 2b) meets the diagonal at
     # t = 2ab/(a+b); a z-factor k_j > 0 caps 1/t at 1/(2k_j) (product rule for upper bounds).
     upper = sp.Rational(a + b, 2 * a * b)
+    lam, mult = _binomial_value(a, b)
+    values = [(lam, mult)] + [(sp.Rational(1, 2 * k), 1) for k in extra if k]
     for k in extra:
         if k:
             upper = min(upper, sp.Rational(1, 2 * k))
+    lam = min(v for v, _ in values)
+    mult = sum(m for v, m in values if v == lam)
     zero = (sp.Integer(0),) * (2 + len(zs))
-    return PotentialCase(f"degenerate({K})", K, (x, y, *zs), zero, None, None, True, upper)
+    return PotentialCase(f"degenerate({K})", K, (x, y, *zs), zero, lam, mult, True, upper)
 
 
+def _triangular(draw, w: tuple[sp.Symbol, ...], k: int, degree: int) -> dict[sp.Symbol, sp.Expr]:
+    """w_k ↦ w_k + r(w_{−k}), r a sum of one or two monomials of degree 1..``degree``."""
+    others = [v for j, v in enumerate(w) if j != k]
+    r = sp.Integer(0)
+    for _ in range(draw(st.integers(1, 2))):
+        exps = draw(st.lists(st.integers(0, degree), min_size=len(others), max_size=len(others)))
+        total = sum(exps)
+        if total == 0 or total > degree:
+            exps = [0] * len(others)
+            exps[draw(st.integers(0, len(others) - 1))] = 1
+        c = draw(st.sampled_from([-3, -2, -1, 1, 2, 3, sp.Rational(1, 2), sp.Rational(-1, 2)]))
+        r += c * sp.Mul(*(v**e for v, e in zip(others, exps)))
+    return {w[k]: w[k] + r}
+
+
+def _linear(draw, w: tuple[sp.Symbol, ...]) -> dict[sp.Symbol, sp.Expr]:
+    """w ↦ A·w for an integer matrix A with det A ≠ 0."""
+    d = len(w)
+    entries = st.integers(-2, 2)
+    A = sp.Matrix(d, d, lambda i, j: draw(entries))
+    assume(A.det() != 0)
+    return {w[i]: sum(A[i, j] * w[j] for j in range(d)) for i in range(d)}
+
+
+@st.composite
+def diffeomorphic_polynomials(
+    draw, dim: int = 2, max_degree: int = 12, max_k: int = 2, priors: bool = True
+):
+    """K = K₀∘Φ with (λ, m) known by construction, degenerate in its own coordinates.
+
+    K₀ is a sum of normal-crossing monomials on a partition of the variables (λ = Σ of the blocks'
+    min (h_j+1)/(2k_j), m = Σ m_b − (#blocks − 1)); Φ composes one to three maps fixing 0 that keep
+    the prior's form: triangular w_k ↦ w_k + r(w_{−k}) for a k with h_k = 0 (Jacobian 1), and
+    invertible integer linear maps when the prior is flat. λ and m are those of K₀; total degree
+    ≤ ``max_degree`` (the maps' degrees are drawn within that budget).
+    """
+    w = sp.symbols("x y") if dim == 2 else sp.symbols(f"w0:{dim}")
+    w = tuple(sp.Symbol(str(v), real=True) for v in w)
+    hs = st.sampled_from([0, 0, 0, sp.Rational(1, 2), 1]) if priors else st.just(0)
+    h = [sp.Rational(draw(hs)) for _ in range(dim)]
+    labels = draw(st.lists(st.integers(0, dim - 1), min_size=dim, max_size=dim))
+    blocks = [[j for j in range(dim) if labels[j] == b] for b in sorted(set(labels))]
+    K0, lam, mult, degree = sp.Integer(0), sp.Integer(0), 1, 0
+    for block in blocks:
+        k = draw(st.lists(st.integers(0, max_k), min_size=len(block), max_size=len(block)))
+        if not any(k):
+            k[0] = 1
+        c = draw(st.integers(1, 3))
+        K0 += c * sp.Mul(*(w[j] ** (2 * kj) for j, kj in zip(block, k)))
+        bl, bm = _nc_value(k, [h[j] for j in block])
+        lam, mult = lam + bl, mult + bm - 1
+        degree = max(degree, 2 * sum(k))
+    K, maps = K0, []
+    for _ in range(draw(st.integers(1, 3))):
+        room = max_degree // degree
+        flat = [j for j in range(dim) if h[j] == 0]
+        if all(x == 0 for x in h) and draw(st.booleans()):
+            step = _linear(draw, w)
+        elif flat:
+            d_map = draw(st.integers(1, min(3, room))) if room >= 1 else 1
+            step = _triangular(draw, w, draw(st.sampled_from(flat)), d_map)
+            degree *= d_map
+        else:
+            break
+        K = K.subs(step, simultaneous=True)
+        maps.append(step)
+    K = sp.expand(K)
+    assume(K != K0 and sp.Poly(K, *w).total_degree() <= max_degree)
+    name = f"diffeo(K₀ = {K0}, Φ = {[{str(a): str(b) for a, b in m.items()} for m in maps]})"
+    return PotentialCase(name, K, w, tuple(h), lam, mult, False)
+
+
+@_checked(max_size=1)
 @st.composite
 def rrr_cases(draw, max_size: int = 6):
     """Reduced rank regression shapes with a valid true rank r ≤ min(M, N, H)."""
@@ -137,6 +265,7 @@ def rrr_cases(draw, max_size: int = 6):
     return RRRCase(M, N, H, r)
 
 
+@_checked(max_layers=1, max_width=1)
 @st.composite
 def dln_cases(draw, max_layers: int = 4, max_width: int = 6):
     """Deep linear network widths (input → output) and a valid true rank."""
@@ -246,6 +375,7 @@ def _bad_estimator(draw) -> BadInput:
     )
 
 
+@_checked(estimator=bool)
 @st.composite
 def bad_inputs(draw, estimator: bool = True):
     """Invalid inputs for the exact layer and the estimator, each with the documented error it
@@ -256,6 +386,7 @@ def bad_inputs(draw, estimator: bool = True):
     return draw(st.sampled_from(makers))(draw)
 
 
+@_checked(max_d=1, max_p=1, max_K=1)
 @st.composite
 def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
     """(d, p, K) for a two-layer quadratic network."""
@@ -265,6 +396,7 @@ def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
 _SPECIAL = ("inactive unit", "zero feature", "parallel features")
 
 
+@_checked(max_d=1, max_p=1, max_K=1, data=_OPTIONAL_BOOL)
 @st.composite
 def quadratic_cases(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6, data: bool | None = None):
     """A quadratic network at a generic integer point or at a special point where the rank can

@@ -12,7 +12,7 @@ scikit-learn (digits) and pandas (``records_table``) are imported only where use
 ``experiments`` extra.
 """
 
-from .llc import LLCPoint, llc_along, llc_at, mse_loss
+from .llc import LLCPoint, llc_along, llc_at, llc_of, mse_loss
 from .mode import Mode, mode
 from .optimizers import EntropySGD, OptimizerSpec, adam, adamw, entropy_sgd, sgd
 from .records import Claim, Measurement, Outcome, Record, Verdict, records_table
@@ -35,6 +35,7 @@ __all__ = [
     "entropy_sgd",
     "llc_along",
     "llc_at",
+    "llc_of",
     "mode",
     "mse_loss",
     "records_table",

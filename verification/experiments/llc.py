@@ -66,6 +66,21 @@ def point(est: numeric.LLCEstimate, step: int, seconds: float) -> LLCPoint:
     )
 
 
+def llc_of(
+    loss_fn: Callable[[dict[str, Tensor], Any], Tensor],
+    params: dict[str, Tensor],
+    data: Any,
+    *,
+    step: int = 0,
+    **estimator: Any,
+) -> tuple[LLCPoint, numeric.LLCEstimate]:
+    """λ̂ of a functional loss at ``params`` (``numeric.estimate_llc``'s arguments): the one call
+    of the estimator in the experiments. Returns the record and the full estimate."""
+    t0 = time.perf_counter()
+    est = numeric.estimate_llc(loss_fn, params, data, **estimator)
+    return point(est, step, time.perf_counter() - t0), est
+
+
 def llc_at(
     module: nn.Module,
     loss: LossFn,
@@ -80,9 +95,7 @@ def llc_at(
     if state is not None:
         module.load_state_dict(state)
     loss_fn, w_star = numeric.from_module(module, loss)
-    t0 = time.perf_counter()
-    est = numeric.estimate_llc(loss_fn, w_star, data, **estimator)
-    return point(est, step, time.perf_counter() - t0), est
+    return llc_of(loss_fn, w_star, data, step=step, **estimator)
 
 
 def llc_along(

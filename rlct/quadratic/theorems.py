@@ -3,8 +3,8 @@
 Each ``theorem_*`` function takes a point (and data, where the theorem is about data), checks the
 theorem's hypotheses *at that point* in exact arithmetic, and returns a :class:`TheoremValue`:
 the value (or bounds) the paper claims for λ and every hypothesis as a :class:`Condition`. The
-claim is reported as the paper states it, whether or not it is right; :func:`check_theorems`
-compares it with the exact λ of :func:`rlct.quadratic.llc`.
+claim is reported as the paper states it, whether or not it is right;
+:func:`rlct.quadratic.check_theorems` compares it with the exact λ of :func:`rlct.quadratic.llc`.
 
 Conventions follow :mod:`rlct.quadratic` (f = V σ(Wᵀx), Q_k = Σ_j v_kj w_j w_jᵀ, m = d(d+1)/2).
 With data, the paper's theorems (stated for the population loss under "the standard SLT
@@ -19,23 +19,22 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from .errors import InvalidShapeError
-from .jacobian import rational_rank
-from .quadratic import (
-    Point,
-    _dim,
-    _int_rank,
-    feature_rank,
-    llc,
-    modular_addition_data,
-    parse_point,
+from .._validate import items
+from ..errors import InvalidResultError, InvalidShapeError, InvalidTypeError
+from ..ranks import rational_rank
+from ..result import Condition, as_rational, condition_tuple, rational_str
+from .datasets import modular_addition_data
+from .hypotheses import (
+    data_conditions,
+    rank_one_span,
+    sym_dim,
+    underparam_conditions,
 )
-from .result import RLCT, Condition
+from .jacobians import feature_rank, rank_at
+from .point import Point, exact_array, parse_point
 
 __all__ = [
-    "TheoremCheck",
     "TheoremValue",
-    "check_theorems",
     "corollary_5_3",
     "theorem_4_1",
     "theorem_4_2",
@@ -72,16 +71,41 @@ class TheoremValue:
 
     def __post_init__(self) -> None:
         if self.kind not in ("value", "bounds"):
-            raise ValueError(f"kind must be 'value' or 'bounds', got {self.kind!r}")
-        object.__setattr__(self, "lower", sp.Rational(self.lower))
-        object.__setattr__(self, "upper", sp.Rational(self.upper))
+            raise InvalidResultError(f"kind must be 'value' or 'bounds', got {self.kind!r}")
+        for name in ("theorem", "claim"):
+            if not isinstance(getattr(self, name), str):
+                raise InvalidTypeError(f"{name} must be a string, got {getattr(self, name)!r}")
+        object.__setattr__(self, "lower", as_rational(self.lower, "lower"))
+        object.__setattr__(self, "upper", as_rational(self.upper, "upper"))
+        object.__setattr__(self, "hypotheses", condition_tuple(self.hypotheses, "hypotheses"))
+        notes = items(self.notes, "notes", InvalidTypeError, "strings")
+        if not all(isinstance(n, str) for n in notes):
+            raise InvalidTypeError(f"notes must be strings, got {self.notes!r}")
+        object.__setattr__(self, "notes", tuple(notes))
         if self.kind == "value" and self.lower != self.upper:
-            raise ValueError("a 'value' claim needs lower == upper")
+            raise InvalidResultError("a 'value' claim needs lower == upper")
+        if self.lower > self.upper:
+            raise InvalidResultError(f"lower = {self.lower} exceeds upper = {self.upper}")
 
     @property
     def lam(self) -> sp.Rational | None:
         """The claimed λ for a 'value' claim, else None."""
         return self.lower if self.kind == "value" else None
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-able data: bounds as exact strings ("3/4"), each hypothesis with its status
+        "holds", "fails" or "undecided", and whether they all hold (true / false / null)."""
+        return {
+            "theorem": self.theorem,
+            "claim": self.claim,
+            "kind": self.kind,
+            "lam": rational_str(self.lam),
+            "lower": rational_str(self.lower),
+            "upper": rational_str(self.upper),
+            "hypotheses": [c.to_dict() for c in self.hypotheses],
+            "hypotheses_hold": self.hypotheses_hold,
+            "notes": list(self.notes),
+        }
 
     @property
     def hypotheses_hold(self) -> bool | None:
@@ -99,144 +123,25 @@ class TheoremValue:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class TheoremCheck:
-    """One theorem against the exact λ at one point.
-
-    ``agree`` is True when the exact λ is known and satisfies the claim, False when the claim is
-    incompatible with what is proven (exact λ, or the bounds when λ is not exact), None when the
-    exact side only gives bounds that contain the claim.
-    """
-
-    theorem: str
-    d: int
-    p: int
-    K: int
-    data: str
-    point: str
-    kind: str
-    formula_lower: sp.Rational
-    formula_upper: sp.Rational
-    exact_lam: sp.Rational | None
-    exact_lower: sp.Rational
-    exact_upper: sp.Rational
-    hypotheses_hold: bool | None
-    agree: bool | None
-
-    @property
-    def formula_lam(self) -> sp.Rational | None:
-        return self.formula_lower if self.kind == "value" else None
-
-
-# --------------------------------------------------------------------------------------------
-# Exact helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _m(d: int) -> int:
-    return d * (d + 1) // 2
-
-
-def _rank_one_span(W: np.ndarray) -> int:
-    """rank of {w_j w_jᵀ} in Sym(d) (upper-triangular coordinates)."""
-    ia, ib = np.triu_indices(W.shape[0])
-    return rational_rank((W[ia, :] * W[ib, :]).T)
-
-
-def _perp_basis(w: np.ndarray) -> list[np.ndarray]:
-    """A rational basis of w^⊥ (w ≠ 0): w_a e_c − w_c e_a for c ≠ a, a the first nonzero index."""
-    d = len(w)
-    a = next(i for i in range(d) if w[i] != 0)
-    out = []
-    for c in range(d):
-        if c != a:
-            u = np.zeros(d, dtype=object)
-            u[c] = w[a]
-            u[a] = u[a] - w[c]
-            out.append(u)
-    return out
-
-
-def _orthogonal_injective(W: np.ndarray, V: np.ndarray) -> bool:
-    """Hypothesis (3) of Theorems 4.2 / G.6: (u_j ⊥ w_j)_j ↦ (Σ_j v_kj(u_j w_jᵀ + w_j u_jᵀ))_k is
-    injective. False if some w_j = 0 (then any u_j ≠ 0 is in the kernel)."""
-    d, K = W.shape
-    if any(all(x == 0 for x in W[:, j]) for j in range(K)):
-        return False
-    if d == 1:
-        return True  # every w_j^⊥ is {0}
-    ia, ib = np.triu_indices(d)
-    cols = []
-    for j in range(K):
-        w = W[:, j]
-        for u in _perp_basis(w):
-            S = np.outer(u, w) + np.outer(w, u)
-            cols.append(np.concatenate([V[k, j] * S[ia, ib] for k in range(V.shape[0])]))
-    return rational_rank(np.array(cols, dtype=object)) == len(cols)
-
-
-def _data_conditions(pt: Point) -> list[Condition]:
-    if pt.X is None:
-        return []
-    free = Point(pt.W, pt.V, None, pt.b, False)
-    rx, rf = _int_rank(pt), _int_rank(free)
-    return [
-        Condition(
-            f"(implicit) the data see every tangent direction: rank J_X(θ*) = {rx} equals rank "
-            f"J_Φ(θ*) = {rf} (the paper states its theorems for the population loss)",
-            rx == rf,
-        )
-    ]
-
-
-def _units_ok(W: np.ndarray, V: np.ndarray) -> bool:
-    return all(
-        any(x != 0 for x in W[:, j]) and any(x != 0 for x in V[:, j]) for j in range(W.shape[1])
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Theorems 4.1 / G.5 and 4.2 / G.6 (no biases, p outputs)
-# --------------------------------------------------------------------------------------------
-
-
 def _overparam(name: str, pt: Point) -> TheoremValue:
-    p, K, m = pt.p, pt.K, _m(pt.d)
-    r1 = _rank_one_span(pt.W)
+    p, K, m = pt.p, pt.K, sym_dim(pt.d)
+    r1 = rank_one_span(pt.W)
     hyps = [
         Condition(f"K ≥ d(d+1)/2 (K = {K}, d(d+1)/2 = {m})", K >= m),
         Condition(
             f"some d(d+1)/2 of the w_j w_jᵀ span Sym(d) (they span a space of dimension {r1} of {m})",
             r1 == m,
         ),
-        *_data_conditions(pt),
+        *data_conditions(pt),
     ]
     return TheoremValue(
         name, "λ = p·d(d+1)/4", "value", sp.Rational(p * m, 2), sp.Rational(p * m, 2), tuple(hyps)
     )
 
 
-def _underparam_conditions(W: np.ndarray, V: np.ndarray, label: str = "") -> list[Condition]:
-    d, K = W.shape
-    m = _m(d)
-    r1 = _rank_one_span(W)
-    return [
-        Condition(f"{label}K < d(d+1)/2 (K = {K}, d(d+1)/2 = {m})", K < m),
-        Condition(f"{label}(1) w_j ≠ 0 and v_:j ≠ 0 for every unit j", _units_ok(W, V)),
-        Condition(
-            f"{label}(2) the w_j w_jᵀ are linearly independent in Sym(d) (rank {r1} of K = {K})",
-            r1 == K,
-        ),
-        Condition(
-            f"{label}(3) u_j ⊥ w_j with Σ_j v_kj(u_j w_jᵀ + w_j u_jᵀ) = 0 for all k forces u = 0",
-            _orthogonal_injective(W, V),
-        ),
-    ]
-
-
 def _underparam(name: str, pt: Point) -> TheoremValue:
     d, p, K = pt.d, pt.p, pt.K
-    hyps = [*_underparam_conditions(pt.W, pt.V), *_data_conditions(pt)]
+    hyps = [*underparam_conditions(pt.W, pt.V), *data_conditions(pt)]
     val = sp.Rational(K * (d + p - 1), 2)
     return TheoremValue(name, "λ = K(d+p−1)/2", "value", val, val, tuple(hyps))
 
@@ -273,11 +178,6 @@ def theorem_G_6(W: object, V: object, X: object = None, centered: bool = False) 
     return _underparam("Theorem G.6", _unbiased(parse_point(W, V, X, centered), "Theorem G.6"))
 
 
-# --------------------------------------------------------------------------------------------
-# Theorems G.1 / G.2 (biases, one output)
-# --------------------------------------------------------------------------------------------
-
-
 def _single_output_biased(
     W: object, v: object, b: object, X: object, centered: bool, name: str
 ) -> Point:
@@ -300,7 +200,7 @@ def theorem_G_1(
     hyps = [
         Condition(f"K ≥ d (K = {K}, d = {d})", K >= d),
         Condition(f"rank Q* = d (rank Q* = {rq})", rq == d),
-        *_data_conditions(pt),
+        *data_conditions(pt),
     ]
     val = sp.Rational((d + 1) * (d + 2), 4)
     return TheoremValue("Theorem G.1", "λ = (d+1)(d+2)/4", "value", val, val, tuple(hyps))
@@ -321,17 +221,12 @@ def theorem_G_2(
         Condition("v_j ≠ 0 for every unit j", all(x != 0 for x in v0)),
         Condition(f"the w_j are linearly independent (rank W = {rw} of K = {K})", rw == K),
         Condition("v_i + v_j ≠ 0 for i ≠ j", sums_ok),
-        *_data_conditions(pt),
+        *data_conditions(pt),
     ]
     val = sp.Rational(K * (2 * d - K + 1) + 2 * K + 2, 4)
     return TheoremValue(
         "Theorem G.2", "λ = [K(2d−K+1)/2 + K + 1]/2", "value", val, val, tuple(hyps)
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Section 5: NTK, lazy regime, modular arithmetic, effective width
-# --------------------------------------------------------------------------------------------
 
 
 def theorem_5_1(
@@ -343,7 +238,7 @@ def theorem_5_1(
     identifiable coordinates play the role of the features and rank 𝓘 = rank J_Φ(θ0).
     """
     pt = parse_point(W, V, X, centered, b)
-    r = _int_rank(pt)
+    r = rank_at(pt)
     hyps = (
         Condition("squared loss: the curvature weight w(x) ≡ 1 is bounded away from 0 and ∞", True),
     )
@@ -418,11 +313,15 @@ def corollary_5_3(W: object, V: object, X: object = None, centered: bool = False
     then be n × 2p. Hypotheses: d = 2p, the rows of X are one-hot pairs [e_a; e_b], rank X = 2p−1,
     and Thm 5.2's almost-sure rank event at W.
     """
-    Vp = np.array(V, dtype=object)
+    Vp = exact_array(V, "V")
+    if Vp.ndim not in (1, 2):
+        raise InvalidShapeError(f"V must be a p × K matrix, got shape {Vp.shape}")
     p = 1 if Vp.ndim == 1 else Vp.shape[0]
     if X is None:
         if p < 2:
-            raise InvalidShapeError("Corollary 5.3 needs p ≥ 2 outputs (the modulus)")
+            raise InvalidShapeError(
+                f"V has {p} row: Corollary 5.3 needs p ≥ 2 outputs (the modulus) to build X"
+            )
         X = modular_addition_data(p)[0]
     pt = _unbiased(parse_point(W, V, X, centered), "Corollary 5.3")
     rX = rational_rank(pt.X)
@@ -457,99 +356,12 @@ def theorem_5_5(W: object, V: object, X: object = None, centered: bool = False) 
         notes: tuple[str, ...] = ()
     else:
         Wa, Va = pt.W[:, active], pt.V[:, active]
-        hyps = _underparam_conditions(Wa, Va, "active subnetwork: ")
-        lit = ke >= _m(d) and _rank_one_span(Wa) == _m(d)
+        hyps = underparam_conditions(Wa, Va, "active subnetwork: ")
+        lit = ke >= sym_dim(d) and rank_one_span(Wa) == sym_dim(d)
         notes = (
             f"K_eff = {ke}; literal reading (G.5's conditions on the active subnetwork: K_eff ≥ "
             f"d(d+1)/2 and spanning) {'holds' if lit else 'fails'} here, and G.5 would then give "
-            f"λ = {sp.Rational(p * _m(d), 2)}",
+            f"λ = {sp.Rational(p * sym_dim(d), 2)}",
         )
-    hyps += _data_conditions(pt)
+    hyps += data_conditions(pt)
     return TheoremValue("Theorem 5.5", "λ = K_eff(d+p−1)/2", "value", val, val, tuple(hyps), notes)
-
-
-# --------------------------------------------------------------------------------------------
-# The comparison
-# --------------------------------------------------------------------------------------------
-
-
-def _agree(tv: TheoremValue, ex: RLCT) -> bool | None:
-    if ex.exact:
-        return bool(tv.lower <= ex.lam <= tv.upper)
-    if tv.upper < ex.lower or tv.lower > ex.upper:
-        return False
-    return None
-
-
-_POINT_RANGE = 1 << 16
-
-
-def _draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    vals = rng.integers(-_POINT_RANGE, _POINT_RANGE, size=shape, endpoint=True)
-    out = np.empty(vals.size, dtype=object)
-    out[:] = [int(v) for v in vals.flat]
-    return out.reshape(shape)
-
-
-def check_theorems(
-    d: int, p: int, K: int, X: object = None, centered: bool = False, seed: int = 0
-) -> list[TheoremCheck]:
-    """Every applicable theorem of the paper against the exact λ, at random integer points.
-
-    Points: a generic point (entries uniform in [−2^16, 2^16], seed ``seed``) for Theorems 4.1,
-    4.2, G.5, G.6, 5.1 and, with data, 5.2 and Corollary 5.3 (the latter when d = 2p); for Theorem
-    5.5 the same point with its last unit made inactive (v_:K = 0) when K ≥ 2; for G.1 and G.2
-    (only when p = 1) a generic point with biases. The exact side is :func:`rlct.quadratic.llc`
-    at that point (exact when the rank is locally constant there, bounds otherwise). A theorem
-    whose hypotheses fail is still evaluated: the record says so in ``hypotheses_hold``.
-    """
-    d, p, K = _dim(d, "d"), _dim(p, "p"), _dim(K, "K")
-    rng = np.random.default_rng(_dim(seed, "seed", 0))
-    W, V = _draw(rng, (d, K)), _draw(rng, (p, K))
-    Xa = parse_point(W, V, X, centered).X if X is not None else None
-    data = "none" if Xa is None else f"X n={Xa.shape[0]}" + (" centred" if centered else "")
-    out: list[TheoremCheck] = []
-
-    def record(tv: TheoremValue, ex: RLCT, label: str) -> None:
-        out.append(
-            TheoremCheck(
-                tv.theorem,
-                d,
-                p,
-                K,
-                data,
-                label,
-                tv.kind,
-                tv.lower,
-                tv.upper,
-                ex.lam if ex.exact else None,
-                ex.lower,
-                ex.upper,
-                tv.hypotheses_hold,
-                _agree(tv, ex),
-            )
-        )
-
-    ex = llc(W, V, Xa, centered, seed=seed)
-    for fn in (theorem_4_1, theorem_4_2, theorem_G_5, theorem_G_6, theorem_5_1):
-        record(fn(W, V, Xa, centered), ex, "generic")
-    if Xa is not None:
-        record(theorem_5_2(W, V, Xa, centered), ex, "generic")
-        if d == 2 * p and p >= 2:
-            record(corollary_5_3(W, V, Xa, centered), ex, "generic")
-    if K >= 2:
-        V5 = V.copy()
-        V5[:, -1] = 0
-        record(
-            theorem_5_5(W, V5, Xa, centered),
-            llc(W, V5, Xa, centered, seed=seed),
-            "last unit inactive",
-        )
-    else:
-        record(theorem_5_5(W, V, Xa, centered), ex, "generic")
-    if p == 1:
-        bb = _draw(rng, (K,))
-        exb = llc(W, V, Xa, centered, b=bb, seed=seed)
-        for fn in (theorem_G_1, theorem_G_2):
-            record(fn(W, V, bb, Xa, centered), exb, "generic, biases")
-    return out

@@ -1,4 +1,4 @@
-"""RLCT of a normal-crossing K.
+"""RLCT of a monomial K in normal-crossing form.
 
 K(w) = Π_j w_j^(2 k_j) with prior φ(w) = Π_j |w_j|^(h_j) (times a positive bounded factor):
 λ = min over j with k_j > 0 of (h_j + 1) / (2 k_j), and m = the number of j attaining the minimum.

@@ -1,0 +1,104 @@
+"""Issue 18's accuracy goals with numeric's defaults (only ``num_chains`` and ``seed`` given).
+
+* Deep linear networks at the true parameter (noise-free labels, λ from Aoyagi's formula):
+  |λ̂/λ − 1| per network, its median, the findings and the time, for random teachers of
+  ``--min``..``--max`` parameters (``verification.experiments.teachers.random_dln_teacher``).
+* ``--mlp``: a ReLU MLP trained on digits (64-H-10): the default estimate for two estimator
+  seeds and with a 4× longer run (draws and burn-in 4× the first run's automatic ones).
+
+    python benchmarks/bench_lau_goals.py --networks 12 --min 100 --max 10000
+    python benchmarks/bench_lau_goals.py --networks 0 --mlp 150
+
+Writes benchmarks/out/bench_lau_goals.json (or --json). Timings mean little on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.nn.functional as F
+
+from verification.experiments import llc_at, sgd, train
+from verification.experiments.datasets import digits
+from verification.experiments.dln import dln_point
+from verification.experiments.networks import num_params, relu_mlp
+from verification.experiments.teachers import random_dln_teacher
+
+
+def dln_rows(networks: int, lo: int, hi: int, n: int, chains: int) -> list[dict]:
+    g = torch.Generator().manual_seed(2024)
+    rows = []
+    for i in range(networks):
+        t = random_dln_teacher(g, lo, hi)
+        t0 = time.perf_counter()
+        try:
+            p = dln_point(t, n, num_chains=chains, seed=i)
+            row = {**t.to_dict(), **p.estimate.to_dict(), "rel_error": p.rel_error}
+        except Exception as e:  # recorded, not hidden
+            row = {**t.to_dict(), "error": f"{type(e).__name__}: {e}"}
+        row["wall_s"] = time.perf_counter() - t0
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def mlp_rows(hidden: int, chains: int, train_steps: int) -> list[dict]:
+    g = torch.Generator().manual_seed(0)
+    d = digits(g)
+    net = relu_mlp([64, hidden, 10], generator=g)
+    train(
+        net,
+        F.cross_entropy,
+        d.train,
+        sgd(0.05, 0.9, nesterov=True),
+        train_steps,
+        generator=g,
+        batch_size=64,
+    )
+    rows = []
+    first = None
+    for label, kw in (("seed 0", {"seed": 0}), ("seed 1", {"seed": 1}), ("4x longer", None)):
+        if kw is None:
+            c = first.config
+            kw = {"seed": 0, "num_draws": 4 * c.num_draws, "num_burnin": 4 * c.num_burnin}
+        t0 = time.perf_counter()
+        p, est = llc_at(net, F.cross_entropy, d.train, num_chains=chains, **kw)
+        first = first or est
+        row = {
+            "run": label,
+            "num_params": num_params(net),
+            **p.to_dict(),
+            "num_draws": est.config.num_draws,
+            "num_burnin": est.config.num_burnin,
+            "wall_s": time.perf_counter() - t0,
+        }
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--networks", type=int, default=12)
+    ap.add_argument("--min", type=int, default=100)
+    ap.add_argument("--max", type=int, default=10_000)
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--mlp", type=int, default=0, help="hidden width of the digits MLP (0: skip)")
+    ap.add_argument("--train-steps", type=int, default=2000)
+    ap.add_argument("--json", default="benchmarks/out/bench_lau_goals.json")
+    a = ap.parse_args()
+    out = {"args": vars(a), "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
+    out["dln"] = dln_rows(a.networks, a.min, a.max, a.n, a.chains)
+    if a.mlp:
+        out["mlp"] = mlp_rows(a.mlp, a.chains, a.train_steps)
+    with open(a.json, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The driver: a batch of chains advanced block by block (NumPyro's ``MCMC`` holds the same).
+
+The transitions themselves are pure (``sgld.update`` through ``kernel``, ``mala.step``,
+``mmala.step``); ``Chains`` owns the loop state: the chains' state, which chains are alive, the
+steps done, the step-norm sums of the draws and the progress bar. ``advance(k, tuning)`` runs k
+steps in blocks of at most ``CHECK_EVERY`` and checks each block once for non-finite or exploding
+losses (one host sync per block, not per step): ``on_divergence="raise"`` raises
+``DivergenceError`` naming the first chain and step, ``"continue"`` marks the chain dead.
+
+A block is ``block(state, m, tuning, record) -> (state, Trace)`` (``kernel.AnchoredBlock``, or
+``stepwise_block`` around a per-step transition).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from numeric.errors import DivergenceError
+from numeric.options import OnDivergence
+from numeric.types import Record, Trace, Tuning
+
+CHECK_EVERY = 64  # steps between non-finite checks (one host sync each)
+
+Block = Callable[[Any, int, Tuning, Record], tuple[Any, Trace]]
+# a per-step transition: (state, ε) -> (new state, loss [C], ref [C])
+Transition = Callable[[Any, float], tuple[Any, Tensor, Tensor]]
+
+
+class StepNorms:
+    """Sums of ‖drift‖² and ‖noise‖² per chain over the steps recorded, for the step-size check
+    (``findings.check_step_size``)."""
+
+    def __init__(self, like: Tensor) -> None:
+        self.drift = like.new_zeros(like.shape[0])
+        self.noise = like.new_zeros(like.shape[0])
+        self.count = 0
+
+    def add(self, drift_sq: Tensor, noise_sq: Tensor, steps: int) -> None:
+        self.drift += drift_sq
+        self.noise += noise_sq
+        self.count += steps
+
+    def ratio(self) -> float:
+        """√(mean ‖noise‖² / mean ‖drift‖²) of the steps recorded."""
+        cnt = max(self.count, 1)
+        return float(
+            torch.sqrt(self.noise.sum() / cnt / (self.drift.sum() / cnt).clamp_min(1e-300))
+        )
+
+
+def check_block(
+    delta: Tensor,
+    nbeta: float,
+    dim: int,
+    first_step: int,
+    *,
+    tuning: Tuning,
+    on_divergence: OnDivergence,
+    alive: Tensor,
+) -> Tensor:
+    """Raise (or mark chains dead) on non-finite or exploding nβ·(L − L*) in a block [C, b]."""
+    limit = 50.0 * (dim / 2 + 10.0)
+    scaled = delta * nbeta
+    bad = ~torch.isfinite(scaled) | (scaled > limit)
+    if not bool(bad.any()):
+        return alive
+    chains, steps = bad.nonzero(as_tuple=True)
+    order = torch.argsort(steps * bad.shape[0] + chains)
+    c, s = int(chains[order[0]]), int(steps[order[0]]) + first_step
+    value = float(scaled[chains[order[0]], steps[order[0]]])
+    step_size = tuning.step_size
+    ek = step_size * tuning.kappa
+    cause = (
+        f"step size ε = {step_size:.3g} is probably too large for nβ = {nbeta:.4g}"
+        + (
+            f" (ε·curvature ≈ {ek:.2g}; stable Langevin needs ε·curvature < 4 everywhere the chain "
+            "goes)"
+            if math.isfinite(ek)
+            else ""
+        )
+        + "; reduce step_size, or leave it None to have it chosen from the curvature"
+    )
+    if on_divergence == "raise":
+        what = (
+            "non-finite loss" if not math.isfinite(value) else f"exploding loss nβ·ΔL = {value:.3g}"
+        )
+        raise DivergenceError(what, chain=c, step=s, cause=cause)
+    dead = bad.any(dim=1)
+    return alive & ~dead
+
+
+def stepwise_block(
+    transition: Transition, position_of: Callable[[Any], Tensor], center: Tensor
+) -> Block:
+    """A block that applies ``transition`` m times, taking before each step ‖w − w*‖²
+    (``record.dist``) and the per-coordinate (w_i − w*_i)² as ``obs`` [C, m, D] (``record.obs``).
+    Step norms, if any, are the transition's own business (``record.norms`` is ignored)."""
+
+    def block(state: Any, m: int, tuning: Tuning, record: Record) -> tuple[Any, Trace]:
+        loss, ref, dist, obs = [], [], [], []
+        for _ in range(m):
+            if record.dist or record.obs:
+                sq = (position_of(state) - center).square()
+                if record.dist:
+                    dist.append(sq.sum(-1))
+                if record.obs:
+                    obs.append(sq)
+            state, lo, re = transition(state, tuning.step_size)
+            loss.append(lo)
+            ref.append(re)
+        return state, Trace(
+            torch.stack(loss, 1),
+            torch.stack(ref, 1),
+            torch.stack(dist, 1) if record.dist else None,
+            torch.stack(obs, 1) if record.obs else None,
+        )
+
+    return block
+
+
+def default_progress(progress: bool | None) -> bool:
+    """A progress bar when asked for, or by default when stderr is a terminal."""
+    return sys.stderr.isatty() if progress is None else progress
+
+
+class Chains:
+    """A batch of chains: their state, which are alive, the steps done (module docstring)."""
+
+    def __init__(
+        self,
+        state: Any,
+        block: Block,
+        position_of: Callable[[Any], Tensor],
+        *,
+        nbeta: float,
+        on_divergence: OnDivergence,
+        progress: bool,
+        total_hint: int,
+    ) -> None:
+        self.state, self.block, self.position_of = state, block, position_of
+        self.nbeta, self.on_divergence = nbeta, on_divergence
+        self.steps_done = 0
+        w = position_of(state)
+        self.alive = torch.ones(w.shape[0], dtype=torch.bool, device=w.device)
+        self.dim = w.shape[1]
+        self.norms = StepNorms(w)
+        self.pbar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            self.pbar = tqdm(total=total_hint, desc="SGLD", unit="step", file=sys.stderr)
+
+    @property
+    def position(self) -> Tensor:
+        return self.position_of(self.state)
+
+    def advance(
+        self,
+        k: int,
+        tuning: Tuning,
+        *,
+        track_dist: bool = False,
+        track_obs: bool = False,
+        norms: bool = False,
+    ) -> Trace:
+        """k ≥ 1 steps at ``tuning``; ‖w − w*‖², the slow observables and the step norms
+        (added to ``self.norms``) only when asked for."""
+        if k < 1:
+            raise ValueError(f"advance needs k ≥ 1 steps, got {k}")
+        record = Record(dist=track_dist, obs=track_obs, norms=norms)
+        parts = []
+        done = 0
+        while done < k:
+            m = min(CHECK_EVERY, k - done)
+            self.state, tr = self.block(self.state, m, tuning, record)
+            if norms and tr.drift_sq is not None:
+                self.norms.add(tr.drift_sq, tr.noise_sq, m)
+            self.alive = check_block(
+                tr.loss - tr.ref,
+                self.nbeta,
+                self.dim,
+                self.steps_done + done,
+                tuning=tuning,
+                on_divergence=self.on_divergence,
+                alive=self.alive,
+            )
+            if self.pbar is not None:
+                self.pbar.update(m)
+            parts.append(tr)
+            done += m
+        self.steps_done += k
+        return Trace.join(parts)
+
+    def __enter__(self) -> Chains:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pbar is not None:
+            self.pbar.close()

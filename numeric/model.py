@@ -1,0 +1,206 @@
+"""The data model: the loss vectorised over chains, full-data means, H(w*), and the problem.
+
+``setup_problem`` turns the user's loss, w* and data into a ``Problem``: w* flattened onto the
+device, the data moved there, the loss checked once on a small batch, L_n(w*) and ∇L_n(w*) on the
+full data (their finiteness checked, naming the data tensors that hold NaN or inf), nβ and the
+batch size. Nothing here draws from the run's generator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, vmap
+
+from numeric._params import ParamSpec, flatten_params
+from numeric.data import data_len, non_finite_parts, signature, take, to_device
+from numeric.errors import InvalidInputError
+from numeric.options import LLCOptions, default_nbeta
+from numeric.precondition import dense_hessian
+
+LossFn = Callable[[dict[str, Tensor], Any], Tensor]
+HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for H at w*
+HESSIAN_CHUNK = 2048
+
+
+@dataclass(frozen=True)
+class ModuleLoss:
+    """``loss(module(x...), y)`` with the module's parameters replaced by ``params``.
+
+    Built with ``torch.func.functional_call``; the module's buffers are used as they are (held
+    fixed). Two instances are equal when module and loss are the same objects, so a compiled
+    kernel (``compile=True``) is reused by later estimates on the same module.
+    """
+
+    module: nn.Module
+    loss: Callable[[Tensor, Tensor], Tensor]
+
+    def __call__(self, params: dict[str, Tensor], batch: Sequence[Tensor]) -> Tensor:
+        *xs, y = batch
+        return self.loss(functional_call(self.module, params, tuple(xs)), y)
+
+
+def from_module(
+    module: nn.Module, loss: Callable[[Tensor, Tensor], Tensor]
+) -> tuple[ModuleLoss, dict[str, Tensor]]:
+    """``(loss_fn, w*)`` for an ``nn.Module``: ``loss_fn(params, (x..., y)) = loss(module(x...), y)``.
+
+    ``w*`` is a detached copy of the module's parameters. ``loss`` must return the mean over the
+    batch.
+    """
+    params = {k: v.detach().clone() for k, v in module.named_parameters()}
+    return ModuleLoss(module, loss), params
+
+
+class DataModel:
+    """The loss vectorised over chains, its gradients, HVPs and full-data losses."""
+
+    def __init__(self, loss_fn: LossFn, spec: ParamSpec, data: Any, n: int, batch: int) -> None:
+        self.spec, self.data, self.n, self.batch = spec, data, n, batch
+
+        def f(flat: Tensor, b: Any) -> Tensor:
+            return loss_fn(spec.unflatten(flat), b)
+
+        self.f = f
+        self.per_chain = vmap(f, randomness="different")  # params [C, D], batch [C, B, ...]
+        self.shared_batch = vmap(f, in_dims=(0, None), randomness="different")
+
+    def indices(self, c: int, gen: torch.Generator, device: torch.device) -> Tensor:
+        return torch.randint(self.n, (c, self.batch), generator=gen, device=device)
+
+    def hvp_at(self, w: Tensor, gen: torch.Generator) -> Callable[[Tensor], Tensor]:
+        batch = take(self.data, self.indices(w.shape[0], gen, w.device))
+        with torch.enable_grad():
+            ww = w.detach().requires_grad_(True)
+            losses = self.per_chain(ww, batch)
+            (g,) = torch.autograd.grad(losses.sum(), ww, create_graph=True)
+
+        def hvp(v: Tensor) -> Tensor:
+            with torch.enable_grad():
+                (hv,) = torch.autograd.grad(g, ww, grad_outputs=v, retain_graph=True)
+            return hv.detach()
+
+        return hvp
+
+    def chunks(self, c: int) -> list[tuple[int, int]]:
+        size = max(self.batch, min(self.n, max(1, 65536 // max(c, 1))))
+        return [(s, min(s + size, self.n)) for s in range(0, self.n, size)]
+
+    def full_loss(self, w: Tensor) -> Tensor:
+        """L_n at positions [C, D]."""
+        return self._data_mean(w, self.shared_batch, w.shape[0], with_grad=False)[0]
+
+    def full_loss_grad(self, w: Tensor) -> tuple[Tensor, Tensor]:
+        """(L_n, ∇L_n) at positions [C, D]."""
+        return self._data_mean(w, self.shared_batch, w.shape[0], with_grad=True)
+
+    def full_grad(self, w: Tensor) -> tuple[Tensor, Tensor]:
+        """(L_n(w), ∇L_n(w)) for one position [D]."""
+        return self._data_mean(w, self.f, 1, with_grad=True)
+
+    def _data_mean(
+        self, w: Tensor, loss: Callable[[Tensor, Any], Tensor], rows: int, *, with_grad: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """Mean over the data of ``loss(w, chunk)`` (one value per position), chunk by chunk
+        (``chunks(rows)``), and with ``with_grad`` its gradient (one reverse pass a chunk)."""
+        total = w.new_zeros(w.shape[:-1])
+        grad = torch.zeros_like(w) if with_grad else None
+        for s, e in self.chunks(rows):
+            part = take(self.data, torch.arange(s, e, device=w.device))
+            if with_grad:
+                with torch.enable_grad():
+                    ww = w.detach().requires_grad_(True)
+                    val = loss(ww, part)
+                    (g,) = torch.autograd.grad(val.sum(), ww)
+                grad += g * (e - s)
+                val = val.detach()
+            else:
+                with torch.no_grad():
+                    val = loss(w, part)
+            total += val * (e - s)
+        return total / self.n, None if grad is None else grad / self.n
+
+
+def full_data_hessian(model: DataModel, w_star: Tensor, seed: int) -> Tensor:
+    """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk."""
+    n, dev = model.n, w_star.device
+    m = min(n, HESSIAN_SAMPLES)
+    if m < n:
+        g = torch.Generator().manual_seed(seed)
+        idx = torch.randperm(n, generator=g)[:m].sort().values.to(dev)
+    else:
+        idx = torch.arange(n, device=dev)
+    total = w_star.new_zeros(w_star.numel(), w_star.numel())
+    for s in range(0, m, HESSIAN_CHUNK):
+        part = take(model.data, idx[s : s + HESSIAN_CHUNK])
+        size = min(m, s + HESSIAN_CHUNK) - s
+        total += dense_hessian(lambda w, b=part: model.f(w, b), w_star) * (size / m)
+    return total
+
+
+def check_loss(model: DataModel, w_star: Tensor) -> None:
+    """Call the loss once on a small batch, turning shape errors into clear messages."""
+    idx = torch.arange(min(model.n, 2), device=w_star.device)
+    try:
+        out = model.f(w_star, take(model.data, idx))
+    except (RuntimeError, IndexError, TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. Check that the "
+            "parameter shapes match the model and that data is a tuple of tensors whose first "
+            "axis indexes samples"
+        ) from exc
+    if not isinstance(out, Tensor) or out.dim() != 0:
+        shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+        raise InvalidInputError(f"loss_fn must return the mean loss (a scalar), got {shape}")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a data estimate is about: the model, w* and what the full data say there."""
+
+    model: DataModel
+    loss_fn: LossFn
+    spec: ParamSpec
+    w_star: Tensor  # [D] on the run's device and dtype
+    g_star: Tensor  # [D] ∇L_n(w*)
+    init_loss: float  # L_n(w*)
+    n: int
+    nbeta: float
+    nbeta_rule: str  # "n/log n" or "given"
+    batch_size: int
+
+    @property
+    def dim(self) -> int:
+        return self.spec.dim
+
+
+def setup_problem(
+    loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
+) -> Problem:
+    """The ``Problem`` of ``estimate_llc(loss_fn, params, data, ...)`` (module docstring)."""
+    w_star, spec = flatten_params(params, dtype=opts.dtype, device=opts.device)
+    n = data_len(data)
+    if n < 1:
+        raise InvalidInputError("data is empty (n = 0)")
+    nbeta, nbeta_rule = default_nbeta(n, opts.nbeta)
+    bsz = min(n, 256) if opts.batch_size is None else opts.batch_size
+    data = to_device(data, w_star.device, w_star.dtype)
+    if opts.compile and signature(data) is None:
+        raise InvalidInputError(
+            "compile=True needs data as a tensor or a tuple of tensors (samples on the first axis)"
+        )
+    model = DataModel(loss_fn, spec, data, n, bsz)
+    check_loss(model, w_star)
+    init_loss_t, g_star = model.full_grad(w_star)
+    init_loss = float(init_loss_t)
+    if not math.isfinite(init_loss):
+        bad = non_finite_parts(data)
+        verb = "has" if len(bad) == 1 else "have"
+        where = f": {', '.join(bad)} {verb} NaN or inf entries" if bad else ""
+        raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite{where}")
+    return Problem(model, loss_fn, spec, w_star, g_star, init_loss, n, nbeta, nbeta_rule, bsz)

@@ -1,0 +1,221 @@
+"""The user's arguments to the estimators, validated once, where they are built.
+
+``LLCOptions`` (``estimate_llc``) and ``PotentialOptions`` (``estimate_llc_potential``) share the
+sampler settings of ``SamplerOptions``. Every check that needs only the arguments is made in
+``__post_init__`` (as ``rlct.RLCT`` keeps its invariants), so an options object that exists is
+valid; checks that need the data or the model (n, the batch size against n, a finite L_n(w*),
+memory for the chains) are made where the problem is set up (``numeric.model``,
+``numeric.potential``). Every message names the argument.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from numeric.errors import InvalidInputError
+
+OnDivergence = Literal["raise", "continue"]
+Gradient = Literal["control_variate", "minibatch"]
+Preconditioning = Literal["auto", "none", "hessian"]
+FEWEST_DRAWS = 4  # per chain: split R-hat halves each chain, and a chain's stderr needs a variance
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def check_int(name: str, value: Any, minimum: int, *, optional: bool = False) -> None:
+    """``value`` is an int ≥ ``minimum`` (or None when ``optional``)."""
+    if optional and value is None:
+        return
+    if not (_is_int(value) and value >= minimum):
+        raise InvalidInputError(
+            f"{name} must be an int ≥ {minimum}{' (or None)' if optional else ''}, got {value!r}"
+        )
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float,
+    strict: bool,
+    optional: bool = False,
+    high: float = math.inf,
+) -> None:
+    """``value`` is a finite real number > ``low`` (≥ when not ``strict``) and < ``high``."""
+    if optional and value is None:
+        return
+    ok = _is_real(value) and math.isfinite(value)
+    ok = ok and (value > low if strict else value >= low) and value < high
+    if not ok:
+        bound = f"{'>' if strict else '≥'} {low:g}" + (
+            f" and < {high:g}" if math.isfinite(high) else ""
+        )
+        extra = " (or None)" if optional else ""
+        raise InvalidInputError(f"{name} must be a finite number {bound}{extra}, got {value!r}")
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if not (isinstance(value, str) and value in choices):
+        listed = ", ".join(repr(c) for c in choices[:-1]) + f" or {choices[-1]!r}"
+        raise InvalidInputError(f"{name} must be {listed}, not {value!r}")
+
+
+def check_bool(name: str, value: Any, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if not isinstance(value, bool):
+        raise InvalidInputError(
+            f"{name} must be True or False{' (or None)' if optional else ''}, got {value!r}"
+        )
+
+
+def check_device(value: Any) -> None:
+    """A device torch knows and this machine has (None: where the parameters are)."""
+    if value is None:
+        return
+    try:
+        dev = torch.device(value)
+    except (RuntimeError, TypeError) as exc:
+        raise InvalidInputError(f"device {value!r} is not a torch device: {exc}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidInputError(f"device {value!r}: CUDA is not available on this machine")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise InvalidInputError(
+            f"device {value!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+        )
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise InvalidInputError(f"device {value!r}: MPS is not available on this machine")
+
+
+def check_dtype(value: Any, *, optional: bool) -> None:
+    if optional and value is None:
+        return
+    if not (isinstance(value, torch.dtype) and value.is_floating_point):
+        raise InvalidInputError(f"dtype must be a floating-point torch.dtype, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SamplerOptions:
+    """Settings both estimators share (``estimate_llc`` documents them)."""
+
+    nbeta: float | None = None
+    gamma: float = 1.0
+    prior_precision: float = 0.0
+    step_size: float | None = None
+    num_chains: int = 4
+    num_draws: int | None = None
+    num_burnin: int | None = None
+    seed: int = 0
+    step_scale: float = 0.25
+    on_divergence: OnDivergence = "raise"
+    progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        check_real("nbeta", self.nbeta, low=0, strict=True, optional=True)
+        check_real("gamma", self.gamma, low=0, strict=False)
+        check_real("prior_precision", self.prior_precision, low=0, strict=False)
+        check_real("step_size", self.step_size, low=0, strict=True, optional=True)
+        check_int("num_chains", self.num_chains, 1)
+        if self.num_draws is not None and not (
+            _is_int(self.num_draws) and self.num_draws >= FEWEST_DRAWS
+        ):
+            raise InvalidInputError(
+                f"num_draws must be an int ≥ {FEWEST_DRAWS} (a chain's standard error and split "
+                f"R-hat need at least {FEWEST_DRAWS} draws), got {self.num_draws!r}"
+            )
+        check_int("num_burnin", self.num_burnin, 0, optional=True)
+        check_int("seed", self.seed, 0)
+        if not (_is_real(self.step_scale) and math.isfinite(self.step_scale)):
+            raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
+        if not 0 < self.step_scale < 4:
+            raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
+        check_choice("on_divergence", self.on_divergence, ("raise", "continue"))
+        check_bool("progress", self.progress, optional=True)
+
+
+@dataclass(frozen=True)
+class LLCOptions(SamplerOptions):
+    """``estimate_llc``'s settings (the data model's: minibatches, integrator, preconditioner)."""
+
+    batch_size: int | None = None
+    device: Any = None
+    dtype: torch.dtype | None = None
+    gradient: Gradient = "control_variate"
+    integrator: str = "auto"
+    friction: float | None = None
+    preconditioner: Preconditioning = "auto"
+    full_loss_every: int | None = None
+    anchor_every: int | None = None
+    compile: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_choice("gradient", self.gradient, ("control_variate", "minibatch"))
+        check_choice("integrator", self.integrator, ("auto", "lm", "euler", "baoab"))
+        if self.friction is not None and not (_is_real(self.friction) and self.friction > 0):
+            raise InvalidInputError(
+                f"friction must be a number > 0 (or None), got {self.friction!r}"
+            )
+        if self.friction is not None and self.integrator in ("lm", "euler"):
+            raise InvalidInputError(
+                f"friction applies to integrator='baoab' (or 'auto'), not {self.integrator!r}"
+            )
+        check_choice("preconditioner", self.preconditioner, ("auto", "none", "hessian"))
+        check_int("batch_size", self.batch_size, 1, optional=True)
+        check_int("anchor_every", self.anchor_every, 0, optional=True)
+        if self.anchor_every and self.gradient != "control_variate":
+            raise InvalidInputError(
+                "anchor_every applies to gradient='control_variate' only (pass 0 or None)"
+            )
+        check_int("full_loss_every", self.full_loss_every, 0, optional=True)
+        check_device(self.device)
+        check_dtype(self.dtype, optional=True)
+        check_bool("compile", self.compile)
+
+
+@dataclass(frozen=True)
+class PotentialOptions(SamplerOptions):
+    """``estimate_llc_potential``'s settings (exact gradients: MALA or unadjusted Langevin)."""
+
+    n: int = 2
+    metropolis: bool = True
+    metric: bool | None = None
+    integrator: str = "lm"
+    device: Any = None
+    dtype: torch.dtype = torch.float64
+
+    def __post_init__(self) -> None:
+        if not (_is_int(self.n) and self.n >= 2):
+            raise InvalidInputError(f"n must be an int ≥ 2, got {self.n!r}")
+        super().__post_init__()
+        check_bool("metropolis", self.metropolis)
+        check_bool("metric", self.metric, optional=True)
+        check_choice("integrator", self.integrator, ("lm", "euler"))
+        check_device(self.device)
+        check_dtype(self.dtype, optional=False)
+        floor = self.gamma + self.prior_precision
+        if self.metric and not (self.metropolis and floor > 0):
+            raise InvalidInputError(
+                "metric=True needs metropolis=True and γ + α > 0 (the metric |∇²U| is floored "
+                "at γ + α)"
+            )
+
+
+def default_nbeta(n: int, nbeta: float | None) -> tuple[float, str]:
+    """nβ and the rule that gave it: n/log n (β = 1/log n, the WBIC temperature) unless given."""
+    if nbeta is not None:
+        return float(nbeta), "given"
+    if n < 2:
+        raise InvalidInputError("nβ = n/log n needs n ≥ 2; pass nbeta")
+    return n / math.log(n), "n/log n"

@@ -1,0 +1,138 @@
+"""The small immutable types that flow between the estimators' stages.
+
+A run goes options → problem → plan → chains → warm-up → draws → estimate (``numeric.llc``,
+``numeric.potential``). The kernel's types (``KernelSpec``, ``Constants``, ``Record``,
+``BlockNoise``) describe one block of steps; ``Trace`` is what any number of steps saw; ``Tuning``
+is what the next steps use; ``Warmup`` and ``Draws`` are what warm-up and sampling hand on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+import torch
+from torch import Tensor
+
+from numeric import sgld
+
+if TYPE_CHECKING:
+    from numeric.findings import Finding
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Static settings a kernel is specialised on."""
+
+    control_variate: bool  # ĝ = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*), else ĝ = ∇L_B(w)
+    integrator: sgld.Integrator
+    stacked: bool  # evaluate w and w* in one vmapped call (small models: dispatch-bound)
+    # control variate centred at the nearer of w* and the chain's anchor r (``Constants``):
+    # ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a), a = r if ‖w − r‖ < ‖w − w*‖ else w* (``gradients.centre``)
+    anchored: bool = False
+
+
+class Constants(NamedTuple):
+    """Per-run tensors and scalars a kernel reads (arguments, not closures: no recompiles)."""
+
+    w_star: Tensor  # [D]
+    g_star: Tensor  # [D] ∇L_n(w*)
+    sqrt_m: Tensor | None  # [D, D] S = M^{1/2}, or None
+    probe: Tensor  # [D, j] directions the drift is projected on (j may be 0)
+    nbeta: float
+    gamma: float
+    alpha: float
+    anchor: Tensor | None = None  # [C, D] r: each chain's anchor (``KernelSpec.anchored``)
+    g_anchor: Tensor | None = None  # [C, D] ∇L_n(r)
+    friction: float = math.inf  # ξ of the BAOAB integrator
+
+
+class Record(NamedTuple):
+    """Which optional per-step records a block computes."""
+
+    dist: bool  # ‖w_t − w*‖²
+    obs: bool  # d_t·probe
+    norms: bool  # Σ‖move‖², Σ‖noise‖²
+
+
+ALL = Record(dist=True, obs=True, norms=True)
+
+
+class BlockNoise(NamedTuple):
+    idx: Tensor  # [m, C, B] minibatch indices
+    xi: Tensor  # [m, C, D] standard normal draws
+
+
+def cat_steps(values: Sequence[Tensor | None]) -> Tensor | None:
+    """Per-step records [C, m, ...] of consecutive blocks joined along the step axis; None when
+    a block did not record them."""
+    return None if any(v is None for v in values) else torch.cat(list(values), 1)
+
+
+def _total(values: Sequence[Tensor | None]) -> Tensor | None:
+    """Per-block sums added up (Python ``sum``, left to right); None when one is missing."""
+    return None if any(v is None for v in values) else sum(values)  # type: ignore[return-value]
+
+
+class Trace(NamedTuple):
+    """What consecutive steps saw: per-step records [C, T] and, over the steps, sums [C]."""
+
+    loss: Tensor  # L_B(w_t) before step t (potentials: K(w_t))
+    ref: Tensor  # L_B(w*) on the same minibatch (potentials: K(w*))
+    dist: Tensor | None = None  # ‖w_t − w*‖²; None when not recorded
+    obs: Tensor | None = None  # [C, T, j] slow observables (d_t·probe, or (w − w*)²)
+    drift_sq: Tensor | None = None  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
+    noise_sq: Tensor | None = None  # Σ_t ‖noise increment‖²
+
+    @staticmethod
+    def join(parts: Sequence[Trace]) -> Trace:
+        """Consecutive traces as one: records concatenated, sums added (one part: itself)."""
+        if len(parts) == 1:
+            return parts[0]
+        return Trace(
+            cat_steps([p.loss for p in parts]),  # type: ignore[arg-type]
+            cat_steps([p.ref for p in parts]),  # type: ignore[arg-type]
+            cat_steps([p.dist for p in parts]),
+            cat_steps([p.obs for p in parts]),
+            _total([p.drift_sq for p in parts]),
+            _total([p.noise_sq for p in parts]),
+        )
+
+    @property
+    def steps(self) -> int:
+        return int(self.loss.shape[1])
+
+
+class Tuning(NamedTuple):
+    """What the next steps use; each warm-up phase returns a new one."""
+
+    step_size: float  # ε
+    kappa: float  # κ behind ε (nan when ε was given); named in divergence messages
+    friction: float = math.inf  # ξ of BAOAB; ∞ for LM and Euler
+    anchor_every: int = 0  # steps between anchor refreshes; 0: control variate centred at w*
+
+
+class Warmup(NamedTuple):
+    """What warm-up hands to sampling."""
+
+    tuning: Tuning
+    tail: Trace | None  # the last burn-in steps (τ → number of draws); None if none were run
+    num_burnin: int  # steps run before the draws
+    step_size_rule: str
+    findings: tuple[Finding, ...] = ()  # potentials: plain_mala_creeps
+    metric: bool = False  # potentials: position-dependent steps on
+
+
+class Draws(NamedTuple):
+    """What sampling hands to the estimate."""
+
+    trace: Trace  # [C, T] loss, ref (+ obs or dist)
+    num_draws: int
+    wanted: int | None  # draws per chain the slowest direction asked for (draws_capped)
+    mixing: tuple[float, float]  # ESS, R-hat of the extension observable
+    full_losses: tuple[Tensor, ...] = ()  # L_n at the chains every ``full_loss_every`` draws
+    full_loss_every: int = 0
+    noise_to_drift: float = math.nan  # √(mean ‖noise‖² / mean ‖drift‖²) over the draws
+    inflation: float = math.nan  # minibatch heating at the final positions (nan: exact ∇)

@@ -1,0 +1,182 @@
+"""λ and m of a polynomial K ≥ 0 or of an ideal, in whatever coordinates make them readable.
+
+Order of attempts (each step proves what it claims; a result is exact only if one of them is):
+
+1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
+2. Blocks on disjoint variables (:mod:`rlct.blocks`): K = K_1 + K_2 or K_1·K_2, each block
+   solved by this same procedure.
+3. Two variables: the plane resolution (:mod:`rlct.plane`), always exact for K ∈ Q[x, y]: toric
+   charts along the Newton polygon, followed at real algebraic roots, priors carried through.
+4. Three or more variables: coordinate changes x_k ↦ x_k − r(x_{−k}) read off the factors of the
+   degenerate face polynomials (:mod:`rlct.changes`), admissible when h_k = 0, searched to a small
+   depth; exact when K∘φ is solved exactly, else the best upper bound 1/t over the coordinates
+   tried, with the conditions that failed.
+
+An exact result records the substitution φ and the Newton data (or the charts) of K∘φ as its
+conditions, so it can be checked by hand or by calling :func:`from_polynomial` on K∘φ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ._validate import prior_vector
+from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
+from .changes import candidate_substitutions
+from .errors import TooLargeError, UndecidedError
+from .expressions import as_variables
+from .newton import as_generators, as_polynomial, ideal_step, newton_step
+from .plane import resolve_plane
+from .result import RLCT, Condition
+
+__all__ = ["from_ideal", "from_polynomial"]
+
+PLANE_METHOD = "plane resolution: toric charts along the Newton polygon at its real roots"
+
+
+@dataclass
+class _Budget:
+    """How many coordinate systems a search may still try, and how deep it may go."""
+
+    changes: int = 12
+    depth: int = 3
+
+
+def from_polynomial(
+    K: object, variables: Sequence[sp.Symbol], prior_exponents: Sequence[object] | None = None
+) -> RLCT:
+    """λ and m of a polynomial K ≥ 0 with K(0) = 0 at the origin, under the prior Π |w_j|^(h_j).
+
+    Exact whenever K is Newton non-degenerate, splits into blocks that are, has two variables
+    (always), or becomes so after a triangular change of coordinates; otherwise proven bounds
+    with the conditions that failed. See the module docstring for the order of attempts.
+
+    K is a sympy expression, an exact number or a string (read by :mod:`rlct.parsing`, never
+    evaluated), validated and size-bounded as :func:`rlct.newton_analysis` does.
+    """
+    variables = as_variables(variables)
+    poly = as_polynomial(K, variables, "K")
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    newton = newton_step(poly, h).result
+    return newton if newton.exact else _solve(poly, h, _Budget(), newton)
+
+
+def from_ideal(
+    generators: Sequence[object],
+    variables: Sequence[sp.Symbol],
+    prior_exponents: Sequence[object] | None = None,
+) -> RLCT:
+    """λ and m of K = Σ f_i² for polynomials f_i with f_i(0) = 0, under the prior Π |w_j|^(h_j).
+
+    λ = RLCT(I)/2 = 1/(2 t_I) when the ideal is Newton non-degenerate; otherwise K = Σ f_i² goes
+    through :func:`from_polynomial`'s other steps (two variables are always exact). The f_i are
+    validated as :func:`rlct.ideal_analysis` does.
+    """
+    variables = as_variables(variables)
+    polys = as_generators(generators, variables)
+    h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    newton = ideal_step(polys, h).result
+    if newton.exact:
+        return newton
+    K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
+    return _solve(K, h, _Budget(), newton)
+
+
+def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
+    """Steps 2–4 for K whose Newton result ``newton`` is not exact."""
+    split = _split(K, h, budget)
+    if split is not None:
+        return split
+    present = [j for j, x in enumerate(K.gens) if K.degree(x) > 0]
+    if len(present) == 2:
+        plane = sp.Poly(K.as_expr(), *(K.gens[j] for j in present))
+        try:
+            res = resolve_plane(plane, tuple(h[j] for j in present))
+        except UndecidedError as err:
+            note = Condition(f"plane resolution undecided: {err}", None)
+            return RLCT.bounds(
+                newton.lower, newton.upper, newton.method, (*newton.conditions, note)
+            )
+        return RLCT.exact_value(res.lam, res.mult, PLANE_METHOD, res.conditions())
+    return _search(K, h, budget, newton)
+
+
+def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT:
+    newton = newton_step(K, h).result
+    return newton if newton.exact else _solve(K, h, budget, newton)
+
+
+def _split(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT | None:
+    """Step 2: a sum or product of blocks on disjoint variables, each solved on its own."""
+    groups = sum_blocks(K)
+    if groups is not None:
+        parts = []
+        for g in groups:
+            gens = [K.gens[j] for j in g]
+            terms = [
+                (m, c) for m, c in K.terms() if all(m[j] == 0 for j in range(len(m)) if j not in g)
+            ]
+            block = sp.Poly.from_dict({tuple(m[j] for j in g): c for m, c in terms}, *gens)
+            parts.append((_names(gens), _solve_fresh(block, tuple(h[j] for j in g), budget)))
+        return combine_sum(parts)
+    blocks = product_blocks(K)
+    if blocks is not None:
+        parts = []
+        for block, g in blocks:
+            gens = [K.gens[j] for j in g]
+            sub = sp.Poly(block.as_expr(), *gens)
+            parts.append((_names(gens), _solve_fresh(sub, tuple(h[j] for j in g), budget)))
+        return combine_product(parts)
+    return None
+
+
+def _names(gens: Sequence[sp.Symbol]) -> str:
+    return ", ".join(map(str, gens))
+
+
+def _search(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
+    """Step 4: triangular changes from the degenerate faces, depth-first within the budget."""
+    analysis = newton_step(K, h)
+    failing = [f for f, c in analysis.face_conditions if c.status is not True]
+    subs, blocked = candidate_substitutions(K, failing, h)
+    notes = [Condition(b, None) for b in blocked]
+    upper, tried = newton.upper, []
+    if budget.depth > 0:
+        budget.depth -= 1
+        for s in subs:
+            if budget.changes <= 0:
+                break
+            budget.changes -= 1
+            try:
+                changed = s.apply(K)
+                sub = _solve_fresh(changed, h, budget)
+            except TooLargeError as err:  # K∘φ or its Newton polyhedron over the limits
+                notes.append(Condition(f"{s} not tried: {err}", None))
+                continue
+            tried.append(str(s))
+            if sub.exact:
+                budget.depth += 1
+                return _after_change(s, changed, sub)
+            upper = min(upper, sub.upper)
+        budget.depth += 1
+    if not subs and not blocked:
+        notes.append(Condition("no face polynomial has a factor linear in one variable", None))
+    elif tried:
+        notes.append(
+            Condition(
+                f"coordinate changes tried ({'; '.join(tried)}) proved λ ≤ {upper}, not λ", None
+            )
+        )
+    return RLCT.bounds(min(newton.lower, upper), upper, newton.method, (*newton.conditions, *notes))
+
+
+def _after_change(s: object, changed: sp.Poly, sub: RLCT) -> RLCT:
+    head = Condition(
+        f"φ: {s} is a polynomial automorphism fixing 0 with Jacobian 1 and keeps the prior's "
+        f"form; K∘φ = {changed.as_expr()} (check: from_polynomial(K∘φ))",
+        True,
+    )
+    return RLCT.exact_value(sub.lam, sub.mult, f"after {s}: {sub.method}", (head, *sub.conditions))

@@ -1,0 +1,119 @@
+"""The learning coefficient λ of a quadratic network at a point (rank bounds, constant rank)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .._validate import count, flag
+from ..ranks import TARGET_FAILURE
+from ..result import RLCT, Condition
+from .generic import generic_rank_certificate
+from .jacobians import fibre_dimension, num_parameters, rank_at
+from .point import parse_point
+
+__all__ = ["llc"]
+
+
+def llc(
+    W: object,
+    V: object,
+    X: object = None,
+    centered: bool = False,
+    *,
+    b: object = None,
+    seed: int = 0,
+    allow_probabilistic: bool = True,
+) -> RLCT:
+    """The local learning coefficient λ at the true parameter θ* = (W, V) (and b).
+
+    The loss. Without data: K(θ) ≍ ‖Φ(θ) − Φ(θ*)‖² (squared loss, realizable at θ*, population
+    inputs whose quadratic features have a positive-definite second-moment matrix, so that the
+    Fisher information in the identifiable coordinates is positive definite). With data:
+    K(θ) = (1/n) Σ_i ‖P(F(θ) − F(θ*))_i‖², squared loss with the uniform distribution on the n
+    inputs. The prior is positive and continuous at θ*.
+
+    What is proven, with r = rank J(θ*) (exact), N parameters and k = :func:`fibre_dimension`:
+
+    * r/2 ≤ λ: r output coordinates with independent gradients are local coordinates y_1..y_r
+      near θ*, and K ≥ c Σ y_i², so V(ε) ≤ C ε^{r/2}. (This needs no constant rank.)
+    * λ ≤ (N − k)/2: the fibre contains a smooth k-dimensional submanifold M through θ* and
+      K ≤ C dist(θ, M)², so V(ε) ≥ c ε^{(N−k)/2}.
+    * If r = N − k the two bounds meet: λ = r/2 and V(ε) ≍ ε^{r/2}, so m = 1.
+    * If r equals the generic rank r_gen of the class, the rank is maximal, hence (lower
+      semicontinuity) constant near θ*; by the constant-rank theorem K ≍ |z|² in r local
+      coordinates z, so λ = r/2 and m = 1.
+
+    Otherwise (the rank drops) only the bounds r/2 ≤ λ ≤ (N − k)/2 are returned: neither r/2 nor
+    r_gen/2 is the answer in general (Φ = x² gives K = x⁴ and λ = 1/4, between 0/2 and 1/2).
+
+    Generic rank. r_gen is certified when the rank at a random point attains a proven upper bound;
+    otherwise it is certified only with failure probability δ ≤ 10^−30 (Schwartz–Zippel). With
+    ``allow_probabilistic=True`` (default) such a condition is recorded as holding, and its
+    statement gives δ; with ``False`` it is recorded as undecided and the result is not exact.
+    """
+    pt = parse_point(W, V, X, centered, b)
+    seed = count(seed, "seed", 0)
+    allow_probabilistic = flag(allow_probabilistic, "allow_probabilistic")
+    r = rank_at(pt)
+    N = num_parameters(pt.d, pt.p, pt.K, pt.bias)
+    k = fibre_dimension(pt)
+    lower, upper = sp.Rational(r, 2), sp.Rational(N - k, 2)
+    shape = f"d={pt.d}, p={pt.p}, K={pt.K}" + (", biases" if pt.bias else "")
+    if pt.X is None:
+        loss = Condition(
+            "K(θ) ≍ ‖Φ(θ) − Φ(θ*)‖² near θ* (data-free model: squared loss, realizable at θ*, "
+            "positive-definite Fisher information in the identifiable coordinates)",
+            True,
+        )
+    else:
+        loss = Condition(
+            f"K(θ) = (1/n)Σ_i‖{'P⊥' if pt.centered else ''}(F(θ) − F(θ*))_i‖² on the n = {pt.n} "
+            "given inputs (squared loss, uniform distribution on the data, realizable at θ*)",
+            True,
+        )
+    low_c = Condition(
+        f"λ ≥ rank J(θ*)/2 = {lower}: {r} coordinates of the map with independent gradients at θ* "
+        "are local coordinates y, and K ≥ c·Σ y_i²",
+        True,
+    )
+    up_c = Condition(
+        f"λ ≤ (N − k)/2 = {upper}: the fibre through θ* contains a smooth submanifold of "
+        f"dimension k = {k} (unit scalings, free blocks of inactive units), N = {N}",
+        True,
+    )
+    if r == N - k:
+        return RLCT.exact_value(
+            lower,
+            1,
+            "quadratic network: rank J(θ*)/2 = (N − k)/2, the two proven bounds meet",
+            (loss, low_c, up_c),
+        )
+    cert = generic_rank_certificate(pt.d, pt.p, pt.K, pt.X, pt.centered, seed, bias=pt.bias)
+    if r < cert.rank:
+        status: bool | None = False
+        text = (
+            f"rank J(θ*) = {r} is below the generic rank of the class ({shape}), which is at "
+            f"least {cert.rank} (a rank modulo a prime at a random point): the rank drops at θ*"
+        )
+    else:
+        confident = allow_probabilistic and cert.failure_probability <= TARGET_FAILURE
+        status = True if (cert.certified or confident) else None
+        text = (
+            f"rank J(θ*) = {r} equals the generic rank of the class ({shape}) (so it is maximal "
+            f"and constant near θ*); generic rank {cert.describe()}"
+        )
+    gen_c = Condition(text, status)
+    if status is True:
+        return RLCT.exact_value(
+            lower,
+            1,
+            "quadratic network: constant-rank theorem, λ = rank J(θ*)/2 at a point of maximal rank",
+            (loss, gen_c),
+        )
+    return RLCT.bounds(
+        lower,
+        upper,
+        "quadratic network: rank J(θ*)/2 ≤ λ ≤ (N − k)/2 (the rank is not known to be locally "
+        "constant)",
+        (loss, gen_c, low_c, up_c),
+    )

@@ -1,0 +1,118 @@
+"""Results as plain data: ``to_dict()`` of verdicts and reports, and records that load into pandas
+(optional) or the ``csv`` module without custom parsing."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+
+import pytest
+import sympy as sp
+
+import rlct
+from verification import CrossCheck, DecisionRule, Settings, check_closed_forms, decide
+from verification.report import Report, write_report
+
+NUMERIC = ["lambda", "lambda_lower", "lambda_upper", "m", "estimate", "stderr", "z", "ess"]
+NUMERIC += ["rhat", "nbeta", "target", "bias_sigma", "reference", "seconds", "z_crit"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    mean: float
+    stderr: float
+    ess: float = 1000.0
+    rhat: float = 1.0
+    nbeta: float = 1000.0
+    diagnostics: tuple = ()
+
+
+@dataclass(frozen=True)
+class Reference:
+    value: float
+    abserr: float
+
+
+def _records() -> list[CrossCheck]:
+    x, y = sp.symbols("x y")
+    half, tie = rlct.normal_crossing([1]), rlct.normal_crossing([1, 1])
+    return [
+        decide("x²", half, Estimate(0.52, 0.01), reference=Reference(0.5, 0.001), seconds=1.5),
+        decide("x²y²", tie, Estimate(0.36, 0.01)),
+        decide("nan estimate", half, Estimate(math.nan, 0.01)),
+        decide("(x−y)²", rlct.from_polynomial((x - y) ** 2, (x, y)), Estimate(0.5, 0.01)),
+    ]
+
+
+def test_crosscheck_to_dict_is_plain_json() -> None:
+    rows = [r.to_dict() for r in _records()]
+    text = json.dumps(rows, allow_nan=False)  # NaN would make invalid JSON
+    back = json.loads(text)
+    first = back[0]
+    assert first["lambda_exact"] == "1/2" and first["lambda"] == 0.5 and first["m"] == 1
+    assert first["target"] == 0.5 and first["z"] == pytest.approx(0.02 / math.hypot(0.01, 0.001))
+    assert first["verdict"] == "agree" and first["exact"] is True and first["z_crit"] == 3.0
+    assert back[1]["target"] == pytest.approx(0.5 - 1 / math.log(1000))
+    assert back[2]["estimate"] is None and back[2]["verdict"] == "inconclusive"
+    assert back[2]["reasons"] == ["estimate is nan"]
+    bound = back[3]
+    assert bound["exact"] is False and bound["lambda"] is None and bound["lambda_exact"] is None
+    assert bound["lambda_lower"] == 0.5 and bound["lambda_upper"] == 1.0
+
+
+def test_closed_forms_and_rule_to_dict_are_plain_json() -> None:
+    summaries = check_closed_forms(max_size=2)
+    data = json.loads(json.dumps([s.to_dict() for s in summaries], allow_nan=False))
+    rrr = next(d for d in data if d["formula"].startswith("Aoyagi 2024 DLN (2 layers)"))
+    # M, N, H ∈ {1, 2}, every r ≤ min(M, N, H): 7 shapes with min 1 (r = 0, 1) and (2, 2, 2)
+    # (r = 0, 1, 2), so 7·2 + 3 = 17 checks
+    assert rrr["checked"] == 17 == len(rrr["checks"])
+    assert rrr["smallest_counterexample"] is None
+    assert set(rrr["checks"][0]) == {"formula", "case", "formula_value", "exact_value", "agree"}
+    assert DecisionRule(z_crit=4.0).to_dict() == {"z_crit": 4.0, "min_ess": 100.0, "max_rhat": 1.05}
+
+
+def _write(tmp_path) -> Report:
+    report = Report(tuple(_records()), check_closed_forms(max_size=2), Settings(seed=3), 2.0)
+    write_report(report, tmp_path)
+    return report
+
+
+def test_report_to_dict_round_trips_through_json(tmp_path) -> None:
+    report = _write(tmp_path)
+    data = json.loads(json.dumps(report.to_dict(), allow_nan=False))
+    assert data["settings"]["seed"] == 3 and data["settings"]["z_crit"] == 3.0
+    assert [r["case"] for r in data["records"]] == [r.case for r in report.records]
+    closed = json.loads((tmp_path / "closed_forms.json").read_text(encoding="utf-8"))
+    assert closed == data["closed_forms"]
+
+
+def test_records_csv_reads_with_the_csv_module(tmp_path) -> None:
+    _write(tmp_path)
+    with open(tmp_path / "records.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["case"] for r in rows] == ["x²", "x²y²", "nan estimate", "(x−y)²"]
+    for row in rows:
+        for col in NUMERIC:  # each cell a plain number or empty: no units, no "±"
+            assert row[col] == "" or math.isfinite(float(row[col])), (col, row[col])
+    assert float(rows[0]["estimate"]) == 0.52 and float(rows[0]["stderr"]) == 0.01
+    assert rows[2]["estimate"] == "" and rows[2]["reasons"] == "estimate is nan"
+    on_disk = json.loads((tmp_path / "records.json").read_text(encoding="utf-8"))
+    assert [r["case"] for r in on_disk] == [r["case"] for r in rows]
+
+
+def test_records_load_into_pandas_as_numbers(tmp_path) -> None:
+    pd = pytest.importorskip("pandas", reason="pandas is optional; the csv test covers the files")
+    _write(tmp_path)
+    for df in (
+        pd.read_csv(tmp_path / "records.csv"),
+        pd.read_json(tmp_path / "records.json"),
+    ):
+        assert list(df["case"]) == ["x²", "x²y²", "nan estimate", "(x−y)²"]
+        for col in NUMERIC:
+            assert pd.api.types.is_numeric_dtype(df[col]), (col, df[col].dtype)
+        assert df["estimate"].iloc[0] == 0.52 and math.isnan(df["estimate"].iloc[2])
+        assert df["lambda"].iloc[1] == 0.5 and math.isnan(df["lambda"].iloc[3])
+        assert df["verdict"].tolist() == ["agree", "agree", "inconclusive", "no exact value"]

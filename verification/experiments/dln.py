@@ -1,0 +1,136 @@
+"""Claim 1: λ̂ against λ for deep linear networks (Lau et al. 2025, Fig. 1; Furman & Lau 2024).
+
+Random widths and depths, true maps of random rank (``teachers.random_dln_teacher``), noise-free
+labels, λ from Aoyagi's formula. λ̂ at the true parameter, and after training a network from
+small initialisation on the same data (the trained point has a positive loss and need not lie on
+the most singular orbit, so its λ is Aoyagi's only as far as training found a low-rank solution).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from .llc import LLCPoint, llc_at, mse_loss
+from .networks import deep_linear
+from .optimizers import OptimizerSpec, adam
+from .records import Claim, Measurement, Record, Verdict
+from .teachers import DLNTeacher
+from .training import train
+
+CLAIM = Claim(
+    "Lau et al. (2025), Furman & Lau (2024)",
+    "Fig. 1 (estimated against true λ, deep linear networks up to 10⁸ parameters)",
+    "The SGLD estimate of the LLC at the true parameter of a deep linear network recovers "
+    "Aoyagi's learning coefficient λ, at every size.",
+)
+Where = Literal["true", "trained"]
+
+
+@dataclass(frozen=True)
+class DLNPoint(Record):
+    """One network: its teacher, where λ̂ was taken, the estimate, and the training loss there."""
+
+    teacher: DLNTeacher
+    where: Where
+    estimate: LLCPoint
+    loss: float
+
+    @property
+    def rel_error(self) -> float:
+        """λ̂/λ − 1 (nan where λ = 0)."""
+        lam = float(self.teacher.lam)
+        return self.estimate.llc / lam - 1 if lam else math.nan
+
+
+@dataclass(frozen=True)
+class DLNResult:
+    points: tuple[DLNPoint, ...]
+    verdict: Verdict
+
+
+def dln_point(
+    teacher: DLNTeacher,
+    n: int,
+    *,
+    where: Where = "true",
+    seed: int = 0,
+    train_steps: int = 2000,
+    optimizer: OptimizerSpec | None = None,
+    init_scale: float = 0.1,
+    dtype: torch.dtype = torch.float64,
+    **estimator: Any,
+) -> DLNPoint:
+    """λ̂ of one teacher at the true parameter, or after ``train_steps`` full-batch steps of
+    ``optimizer`` (default Adam, lr 0.01) from initialisation ``init_scale``·torch's default."""
+    g = torch.Generator().manual_seed(seed)
+    data = teacher.sample(n, g, dtype)
+    if where == "true":
+        net, loss = teacher.module(dtype), 0.0
+    else:
+        net = deep_linear(teacher.widths, generator=g, scale=init_scale, dtype=dtype)
+        run = train(net, mse_loss, data, optimizer or adam(0.01), train_steps, generator=g)
+        loss = run.final_loss
+    estimator.setdefault("seed", seed)
+    est, _ = llc_at(net, mse_loss, data, **estimator)
+    return DLNPoint(teacher, where, est, loss)
+
+
+def dln_verdict(
+    points: Sequence[DLNPoint], median_tol: float = 0.05, max_tol: float = 0.15
+) -> Verdict:
+    """At the true parameters: reproduced if the median |λ̂/λ − 1| ≤ ``median_tol`` and every
+    network within ``max_tol`` with no error finding; not reproduced if the median exceeds
+    ``max_tol``; inconclusive otherwise (or with no network of λ > 0)."""
+    true = [p for p in points if p.where == "true" and p.teacher.lam > 0]
+    if not true:
+        return Verdict(CLAIM, "inconclusive", (), "no network with λ > 0 at its true parameter")
+    errs = [abs(p.rel_error) for p in true]
+    med, worst = statistics.median(errs), max(errs)
+    signed = statistics.median(p.rel_error for p in true)
+    errors = sum(not p.estimate.ok for p in true)
+    nums = (
+        Measurement("median |λ̂/λ − 1|", med),
+        Measurement("max |λ̂/λ − 1|", worst),
+        Measurement("median λ̂/λ − 1", signed),
+        Measurement("networks with an error finding", errors),
+        Measurement("networks", len(true)),
+    )
+    trained = [abs(p.rel_error) for p in points if p.where == "trained" and p.teacher.lam > 0]
+    if trained:
+        nums += (Measurement("median |λ̂/λ − 1| after training", statistics.median(trained)),)
+    sizes = [p.teacher.num_params for p in true]
+    span = f"{len(true)} networks of {min(sizes)}–{max(sizes)} parameters"
+    if med <= median_tol and worst <= max_tol and errors == 0:
+        return Verdict(
+            CLAIM, "reproduced", nums, f"{span}: median error {med:.1%}, worst {worst:.1%}."
+        )
+    if med > max_tol:
+        return Verdict(
+            CLAIM,
+            "not reproduced",
+            nums,
+            f"{span}: λ̂ misses λ by a median {med:.1%} (signed {signed:+.1%}), worst {worst:.1%}; "
+            f"{errors} of {len(true)} estimates carry an error finding.",
+        )
+    return Verdict(
+        CLAIM,
+        "inconclusive",
+        nums,
+        f"{span}: median error {med:.1%}, worst {worst:.1%}, {errors} with an error finding "
+        f"(reproduced needs ≤ {median_tol:.0%}, ≤ {max_tol:.0%} and none).",
+    )
+
+
+def dln_claim(
+    teachers: Sequence[DLNTeacher], n: int, *, trained: int = 0, seed: int = 0, **estimator: Any
+) -> DLNResult:
+    """λ̂ at every teacher's true parameter, and after training for the first ``trained`` ones."""
+    points = [dln_point(t, n, seed=seed, **estimator) for t in teachers]
+    points += [dln_point(t, n, where="trained", seed=seed, **estimator) for t in teachers[:trained]]
+    return DLNResult(tuple(points), dln_verdict(points))

@@ -1,0 +1,76 @@
+"""The report's records as plain rows, and a writer that saves them as each case finishes.
+
+One row per case, the flat :meth:`CrossCheck.to_dict` with its lists joined by "; ". Numbers are
+plain numbers (empty in CSV, null in JSON where missing or non-finite), so ``pd.read_csv`` and
+``pd.read_json`` load them as numeric columns with no custom parsing. Columns: case, verdict,
+exact, lambda_exact ("1/2"), lambda, lambda_lower, lambda_upper, m, method, estimate, stderr,
+ess, rhat, nbeta, target, bias_sigma, reference, z, reasons, findings, seconds, z_crit, min_ess,
+max_rhat.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from .crosscheck import CrossCheck
+
+__all__ = ["RecordWriter", "record_row", "write_records"]
+
+CSV_NAME, JSON_NAME = "records.csv", "records.json"
+
+
+def record_row(check: CrossCheck) -> dict[str, object]:
+    """A CSV- and JSON-ready row: :meth:`CrossCheck.to_dict` with lists joined by "; "."""
+    return {k: "; ".join(v) if isinstance(v, list) else v for k, v in check.to_dict().items()}
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so a crash leaves the old or the new
+    file, never half of one."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_records(records: Sequence[CrossCheck], out: Path) -> None:
+    """records.csv and records.json in ``out`` (which must exist)."""
+    rows = [record_row(r) for r in records]
+    fields = list(rows[0]) if rows else ["case"]
+    tmp = out / (CSV_NAME + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, out / CSV_NAME)
+    _replace(out / JSON_NAME, json.dumps(rows, indent=2, ensure_ascii=False, allow_nan=False))
+
+
+class RecordWriter:
+    """Saves every record as it arrives: a crash or Ctrl-C keeps the finished cases on disk.
+
+    Creating it checks that ``out`` can be written (it is created if missing) and fails there,
+    before any case runs, with an ``OSError`` naming the folder.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        self.records: list[CrossCheck] = []
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            write_records([], self.out)
+        except OSError as err:
+            raise OSError(
+                err.errno, f"cannot write the report to {str(self.out)!r}: {err.strerror}"
+            ) from err
+
+    def add(self, record: CrossCheck) -> None:
+        self.records.append(record)
+        write_records(self.records, self.out)
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
