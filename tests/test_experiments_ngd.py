@@ -122,13 +122,15 @@ def test_ngd_step_without_its_batch_is_an_error():
         ngd(0.0)
 
 
-def _pt(llc: float, se: float = 0.1) -> LLCPoint:
+def _pt(llc: float, se: float = 0.1, findings: str = "") -> LLCPoint:
     nan = math.nan
-    return LLCPoint(0, llc, se, nan, nan, nan, nan, 10, "", "none", nan)
+    return LLCPoint(0, llc, se, nan, nan, nan, nan, 10, findings, "none", nan)
 
 
-def _trained(opt: str, widths: str, llc: float, trace: float, seed: int) -> Trained:
-    return Trained(widths, opt, seed, 10, 0.1, 0.2, 0.9, _pt(llc), trace, 0.1)
+def _trained(
+    opt: str, widths: str, llc: float, trace: float, seed: int, findings: str = ""
+) -> Trained:
+    return Trained(widths, opt, seed, 10, 0.1, 0.2, 0.9, _pt(llc, findings=findings), trace, 0.1)
 
 
 def test_compare_verdict_follows_the_t_tests():
@@ -147,13 +149,32 @@ def test_compare_verdict_follows_the_t_tests():
     assert compare_verdict(diffs).outcome == "reproduced"
     flipped = differences(runs, "SGD", "NGD")
     assert compare_verdict(flipped).outcome == "not reproduced"
+    # end points that are not minima make λ̂ no LLC: the comparison is then inconclusive
+    bad = [
+        _trained(
+            r.optimizer, r.widths, r.llc.llc, r.trace, r.seed, "below_reference_loss (warning)"
+        )
+        if r.optimizer == "SGD"
+        else r
+        for r in runs
+    ]
+    v = compare_verdict(differences(bad, "NGD", "SGD"), bad)
+    assert v.outcome == "inconclusive" and "not minima" in v.sentence
 
 
 def test_smoothing_and_swap_verdicts():
     alphas = [1e-3, 1e-2, 1e-1]
-    runs = [_trained("NGD", "a", 10 - 2 * math.log10(a) * -1, 1, 0) for a in alphas] * 2
+    runs = [
+        _trained("NGD", "a", 10 + 2 * math.log10(a) + 0.01 * s, 1, s)
+        for s in (0, 1)
+        for a in alphas
+    ]
     # λ̂ = 10 + 2·log10 α rises with α: the paper's claim (falls with α) is not reproduced
-    assert smoothing_verdict(runs, alphas).outcome == "not reproduced"
+    v = smoothing_verdict(runs, alphas * 2)
+    assert v.outcome == "not reproduced"
+    assert v.numbers[0].value == pytest.approx(2 / math.log(10), rel=1e-6)
+    with pytest.raises(ValueError, match="values of α"):
+        smoothing_verdict(runs, alphas)
     swaps = [
         SwapRun(s, _pt(10), (("SGD", _pt(10.05)), ("NGD", _pt(12 + 0.1 * s)), ("hi", _pt(9.9))))
         for s in range(4)

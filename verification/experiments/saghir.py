@@ -56,6 +56,16 @@ def cross_entropy(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(pred, y)
 
 
+def not_a_minimum(pt: LLCPoint) -> bool:
+    """The estimator found lower loss than at w* (``below_reference_loss``): w* is not a local
+    minimum, and λ̂ there is not a learning coefficient (often negative)."""
+    return "below_reference_loss" in pt.findings
+
+
+def _flagged(points: Sequence[LLCPoint]) -> float:
+    return float(np.mean([not_a_minimum(q) for q in points])) if points else 0.0
+
+
 @dataclass(frozen=True)
 class Trained(Record):
     """One training run's end point: losses, accuracy, λ̂ and tr H."""
@@ -199,15 +209,25 @@ def differences(runs: Sequence[Trained], a: str, b: str) -> tuple[Difference, ..
     return tuple(out)
 
 
-def compare_verdict(diffs: Sequence[Difference]) -> Verdict:
-    """Reproduced when NGD − SGD is positive for both quantities in every architecture, and
-    significant (p < 0.05) in most."""
-    nums = tuple(
+def compare_verdict(diffs: Sequence[Difference], runs: Sequence[Trained] = ()) -> Verdict:
+    """Reproduced when NGD − SGD is positive for both quantities in every architecture and
+    significant (p < 0.05) in most; not reproduced when it is significantly negative and nowhere
+    significantly positive. Inconclusive otherwise, and whenever more than half of either
+    optimizer's end points are not minima (``not_a_minimum``): λ̂ then compares slopes, not LLCs."""
+    nums = [
         Measurement(
             f"{d.quantity} NGD − SGD ({d.widths}); t = {d.t:.2f}, p = {d.p:.2g}", d.difference
         )
         for d in diffs
-    )
+    ]
+    flagged = {}
+    for opt in dict.fromkeys(r.optimizer for r in runs):
+        mine = [r for r in runs if r.optimizer == opt]
+        flagged[opt] = _flagged([r.llc for r in mine])
+        nums.append(
+            Measurement(f"mean training loss, {opt}", *mean_stderr([r.train_loss for r in mine]))
+        )
+        nums.append(Measurement(f"fraction of {opt} end points that are not minima", flagged[opt]))
     pos = [d.difference > 0 for d in diffs]
     sig = [d.difference > 0 and d.p < 0.05 for d in diffs]
     neg_sig = [d.difference < 0 and d.p < 0.05 for d in diffs]
@@ -222,12 +242,23 @@ def compare_verdict(diffs: Sequence[Difference]) -> Verdict:
         outcome = "not reproduced"
     else:
         outcome = "inconclusive"
-    return Verdict(CLAIM_COMPARE, outcome, nums, sentence + ".")
+    bad = [k for k, f in flagged.items() if f > 0.5]
+    if bad:
+        outcome = "inconclusive"
+        sentence += (
+            f"; but most {' and '.join(bad)} end points are not minima (the estimator finds lower "
+            "loss nearby: below_reference_loss), so λ̂ there is no LLC and the comparison "
+            "confounds the optimizer with how far training got"
+        )
+    return Verdict(CLAIM_COMPARE, outcome, tuple(nums), sentence + ".")
 
 
 def smoothing_verdict(runs: Sequence[Trained], alphas: Sequence[float]) -> Verdict:
-    """Slope of λ̂ on log α over all seeds (least squares with its standard error)."""
-    x = np.log([alphas[i % len(alphas)] for i in range(len(runs))])
+    """Slope of λ̂ on log α (``alphas[i]`` is run i's) over all runs and seeds, by least squares
+    with its standard error and p-value."""
+    if len(alphas) != len(runs):
+        raise ValueError(f"{len(runs)} runs but {len(alphas)} values of α")
+    x = np.log(alphas)
     y = np.array([r.llc.llc for r in runs])
     fit_ = stats.linregress(x, y)
     nums = (
@@ -236,11 +267,16 @@ def smoothing_verdict(runs: Sequence[Trained], alphas: Sequence[float]) -> Verdi
     )
     falls = fit_.slope < 0 and fit_.pvalue < 0.05
     rises = fit_.slope > 0 and fit_.pvalue < 0.05
+    frac = _flagged([r.llc for r in runs])
+    nums = (*nums, Measurement("fraction of end points that are not minima", frac))
     sentence = (
         f"λ̂ changes by {fit_.slope:.3g} ± {fit_.stderr:.2g} per unit log α (p = {fit_.pvalue:.2g}) "
-        f"over α = {', '.join(f'{a:g}' for a in alphas)}"
+        f"over α = {', '.join(f'{a:g}' for a in sorted(set(alphas)))}"
     )
     outcome = "reproduced" if falls else "not reproduced" if rises else "inconclusive"
+    if frac > 0.5:
+        outcome = "inconclusive"
+        sentence += f"; {frac:.0%} of the end points are not minima (below_reference_loss)"
     return Verdict(CLAIM_SMOOTHING, outcome, nums, sentence + ".")
 
 
@@ -327,4 +363,9 @@ def swap_verdict(runs: Sequence[SwapRun], ngd_label: str, sgd_labels: Sequence[s
     outcome = "reproduced" if ngd_up and faster else "not reproduced"
     if ngd_up != faster:
         outcome = "inconclusive"
+    frac = _flagged([dict(r.after)[ngd_label] for r in runs])
+    nums.append(Measurement(f"fraction of {ngd_label} end points that are not minima", frac))
+    if frac > 0.5:
+        outcome = "inconclusive"
+        sentence += f"; {frac:.0%} of the {ngd_label} end points are not minima"
     return Verdict(CLAIM_SWAP, outcome, tuple(nums), sentence + ".")
