@@ -16,6 +16,14 @@ from verification.experiments.cullen import (
     scaling_point,
     train_quadratic,
 )
+from verification.experiments.cullen_dynamics import (
+    GrokRun,
+    SensitivityPoint,
+    lr_verdict,
+    sensitivity_verdict,
+    tracking_verdict,
+)
+from verification.experiments.llc import LLCPoint
 from verification.experiments.modular import (
     FullDataLoss,
     QuadraticNet,
@@ -117,3 +125,43 @@ def test_scaling_point_at_a_small_size():
     assert pt.paper == 4 * 14 / 2 and pt.cap == 35
     assert math.isfinite(pt.llc.llc) and math.isfinite(pt.laplace_cold)
     assert pt.laplace < pt.laplace_cold <= pt.exact_lam + 1e-6
+
+
+def _pt(step, llc, se=1.0):
+    nan = math.nan
+    return LLCPoint(step, llc, se, nan, nan, nan, nan, 10, "", "none", nan)
+
+
+def _run(lr, gsm, llcs, val):
+    snaps = tuple(Snapshot(s, 0.1, v, 1.0, 0.5, 1.0, 0.5) for s, v in zip(range(0, 500, 100), val))
+    pts = tuple(_pt(s, x) for s, x in zip(range(100, 500, 100), llcs))
+    return GrokRun(11, 8, 60, lr, 0.1, 400, 0, snaps, pts, gsm, 0.0, 200, 100)
+
+
+def test_tracking_and_lr_verdicts_on_synthetic_runs():
+    # λ̂ rises and falls with the validation loss: reproduced
+    up_down = _run(0.01, 0.2, [20, 30, 12, 5], [1.0, 2.0, 3.0, 1.5, 1.0])
+    v = tracking_verdict(up_down)
+    assert v.outcome == "reproduced" and v.numbers[0].value == pytest.approx(1.0)
+    # λ̂ only rises while the validation loss falls: not reproduced
+    assert tracking_verdict(
+        _run(0.01, 0.2, [5, 10, 20, 30], [3.0, 2.5, 2.0, 1.0, 0.5])
+    ).outcome == ("not reproduced")
+    runs = [
+        _run(lr, math.exp(-50 * lr), [10, 40 - 500 * lr, 12, 5], [1, 2, 3, 2, 1])
+        for lr in (0.001, 0.01, 0.02, 0.04)
+    ]
+    v = lr_verdict(runs)
+    assert v.outcome == "reproduced"
+    assert v.numbers[0].value == pytest.approx(-50, rel=1e-9)
+
+
+def test_sensitivity_verdict_counts_falling_slopes():
+    pts = [
+        SensitivityPoint(g, e, _pt(0, 100 / g**0.5 * e * 1e4, 0.1), 50.0)
+        for g in (1.0, 4.0, 16.0)
+        for e in (1e-4, 1e-3)
+    ]
+    v = sensitivity_verdict(pts, 248.0)
+    assert v.outcome == "reproduced"
+    assert v.numbers[0].value == pytest.approx(-0.5, abs=1e-6)
