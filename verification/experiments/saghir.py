@@ -242,6 +242,10 @@ def compare_verdict(diffs: Sequence[Difference], runs: Sequence[Trained] = ()) -
         outcome = "not reproduced"
     else:
         outcome = "inconclusive"
+    losses = {o: np.mean([r.train_loss for r in runs if r.optimizer == o]) for o in flagged}
+    if losses:
+        sentence += " (mean training loss " + ", ".join(f"{o} {x:.3g}" for o, x in losses.items())
+        sentence += ": the comparison is at equal steps, not at equal loss)"
     bad = [k for k, f in flagged.items() if f > 0.5]
     if bad:
         outcome = "inconclusive"
