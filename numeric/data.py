@@ -36,20 +36,36 @@ def _each(data: Any, fn: Callable[[Any], Any]) -> Any:
 
 def data_len(data: Any) -> int:
     """Number of samples: the common length of the tensors of a tuple or dict, or ``len(data)``."""
+    if data is None or isinstance(data, (str, bytes)):
+        raise InvalidInputError(
+            f"data must be a tensor, a tuple or dict of tensors (samples on the first axis) or "
+            f"an indexable data set, got {type(data).__name__}"
+        )
     parts = _parts(data)
     if parts is not None:
         if not parts:
             raise InvalidInputError(f"data is an empty {type(data).__name__}")
-        lens = {name: int(x.shape[0]) if isinstance(x, Tensor) else len(x) for name, x in parts}
+        lens = {name: _length(name, x) for name, x in parts}
         if len(set(lens.values())) != 1:
             shown = ", ".join(f"{name} {m}" for name, m in lens.items())
             raise InvalidInputError(f"data tensors have different lengths: {shown}")
         return next(iter(lens.values()))
-    if isinstance(data, Tensor):
-        if data.dim() == 0:
-            raise InvalidInputError("data is a 0-dim tensor")
-        return int(data.shape[0])
-    return len(data)
+    return _length("data", data)
+
+
+def _length(name: str, x: Any) -> int:
+    """Samples in one part of the data (its first axis, or ``len``)."""
+    if isinstance(x, Tensor):
+        if x.dim() == 0:
+            raise InvalidInputError(f"{name} is a 0-dim tensor: samples go on the first axis")
+        return int(x.shape[0])
+    try:
+        return len(x)
+    except TypeError:
+        raise InvalidInputError(
+            f"{name} is a {type(x).__name__}, which has no length: pass tensors with samples on "
+            "the first axis"
+        ) from None
 
 
 def take(data: Any, idx: Tensor) -> Any:

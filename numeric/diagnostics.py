@@ -33,11 +33,16 @@ __all__ = [
 
 
 def _as_2d(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
+    try:
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"expected an array of numbers [chain, draw]: {exc}") from None
     if x.ndim == 1:
         x = x[None, :]
     if x.ndim != 2:
         raise InvalidInputError(f"expected an array [chain, draw], got shape {x.shape}")
+    if x.size == 0:
+        raise InvalidInputError(f"expected a non-empty array [chain, draw], got shape {x.shape}")
     return x
 
 

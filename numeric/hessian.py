@@ -26,6 +26,9 @@ from torch.func import vmap
 from numeric._params import flatten_params
 from numeric.data import data_len, take, to_device
 from numeric.errors import InvalidInputError
+from numeric.options import check_choice, check_int, check_real
+
+MAX_PROBES = 10**6  # Hutchinson probe vectors: more is days of HVPs
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ def _flat_loss(
     data: Any,
     chunk_size: int,
 ) -> tuple[Callable[[Tensor], Tensor], Tensor]:
+    if not callable(loss):
+        raise InvalidInputError(f"loss must be a function, got {loss!r}")
+    check_int("chunk_size", chunk_size, 1)
     if isinstance(params, Tensor):
         w0 = params.detach().reshape(-1).clone()
         shape = params.shape
@@ -99,9 +105,14 @@ def hessian_trace(
     seed: int = 0,
     chunk_size: int = 8192,
 ) -> HessianTrace:
-    """Hutchinson estimate of tr(∇²L(w*)) with its standard error."""
-    if num_samples < 2:
-        raise InvalidInputError("num_samples must be ≥ 2")
+    """Hutchinson estimate of tr(∇²L(w*)) with its standard error (``num_samples`` probe
+    vectors, ``block`` of them per batched HVP, Rademacher or Gaussian entries)."""
+    check_int("num_samples", num_samples, 2)
+    if num_samples > MAX_PROBES:
+        raise InvalidInputError(f"num_samples must be ≤ {MAX_PROBES}, got {num_samples}")
+    check_int("block", block, 1)
+    check_choice("distribution", distribution, ("rademacher", "gaussian"))
+    check_int("seed", seed, 0)
     f, w0 = _flat_loss(loss, params, data, chunk_size)
     hvp = _hvp_fn(f, w0)
     gen = torch.Generator(device=w0.device).manual_seed(seed)
@@ -115,6 +126,7 @@ def hessian_trace(
         vals.append((hvp(v) * v).sum(-1))
         left -= k
     x = torch.cat(vals).double().cpu().numpy()
+    _check_finite(x, "vᵀ∇²L·v")
     return HessianTrace(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size))
 
 
@@ -130,10 +142,13 @@ def hessian_top_eigenvalues(
     chunk_size: int = 8192,
 ) -> np.ndarray:
     """The k largest-|λ| Hessian eigenvalues at w* (descending |λ|) by subspace iteration."""
+    check_int("num_iters", num_iters, 1)
+    check_real("tol", tol, low=0, strict=True)
+    check_int("seed", seed, 0)
     f, w0 = _flat_loss(loss, params, data, chunk_size)
     d = w0.numel()
-    if not 1 <= k <= d:
-        raise InvalidInputError(f"k must be in [1, {d}]")
+    if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= d):
+        raise InvalidInputError(f"k must be an int in [1, {d}], got {k!r}")
     hvp = _hvp_fn(f, w0)
     gen = torch.Generator(device=w0.device).manual_seed(seed)
     q, _ = torch.linalg.qr(torch.randn(d, k, generator=gen, device=w0.device, dtype=w0.dtype))
@@ -147,4 +162,15 @@ def hessian_top_eigenvalues(
             break
         prev = evals
     ev = evals.double().cpu().numpy()
+    _check_finite(ev, "the eigenvalues")
     return ev[np.argsort(-np.abs(ev))]
+
+
+def _check_finite(x: np.ndarray, what: str) -> None:
+    """Non-finite Hessian products: NaN or inf in the data, or a loss that is not twice
+    differentiable at w*; never returned as a number."""
+    if not np.all(np.isfinite(x)):
+        raise InvalidInputError(
+            f"{what} is not finite: the loss or its second derivatives at w* are NaN or inf "
+            "(check the data for NaN/inf and that the loss is twice differentiable there)"
+        )

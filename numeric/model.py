@@ -20,12 +20,17 @@ from torch.func import functional_call, vmap
 from numeric._params import ParamSpec, flatten_params
 from numeric.data import data_len, non_finite_parts, signature, take, to_device
 from numeric.errors import InvalidInputError
+from numeric.memory import require_memory
 from numeric.options import LLCOptions, default_nbeta
 from numeric.precondition import dense_hessian
 
 LossFn = Callable[[dict[str, Tensor], Any], Tensor]
 HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for H at w*
 HESSIAN_CHUNK = 2048
+# copies of the chains' state a step holds at once (position, noise, gradients, drift, the
+# pre-drawn normals of kernel.UNROLL steps, anchors): the memory check's working set
+STATE_COPIES = 16
+MAX_AUTOMATIC_DRAWS = 20_000  # per chain (numeric.sampling.MAX_DRAWS), for the memory check
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,12 @@ def from_module(
     ``w*`` is a detached copy of the module's parameters. ``loss`` must return the mean over the
     batch.
     """
+    if not isinstance(module, nn.Module):
+        raise InvalidInputError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    if not callable(loss):
+        raise InvalidInputError(
+            f"loss must be a function (output, target) -> mean loss, got {loss!r}"
+        )
     params = {k: v.detach().clone() for k, v in module.named_parameters()}
     return ModuleLoss(module, loss), params
 
@@ -62,6 +73,7 @@ class DataModel:
 
     def __init__(self, loss_fn: LossFn, spec: ParamSpec, data: Any, n: int, batch: int) -> None:
         self.spec, self.data, self.n, self.batch = spec, data, n, batch
+        self.loss_fn = loss_fn
 
         def f(flat: Tensor, b: Any) -> Tensor:
             return loss_fn(spec.unflatten(flat), b)
@@ -126,6 +138,34 @@ class DataModel:
         return total / self.n, None if grad is None else grad / self.n
 
 
+def _row_numbers(data: Any) -> int:
+    """Numbers in one sample of the data (all tensors of a tuple or dict)."""
+    parts = data.values() if isinstance(data, Mapping) else data
+    if isinstance(parts, Tensor):
+        parts = (parts,)
+    try:
+        return sum(math.prod(x.shape[1:]) for x in parts if isinstance(x, Tensor)) or 1
+    except TypeError:
+        return 1
+
+
+def check_memory(opts: LLCOptions, w_star: Tensor, n: int, batch: int, data: Any) -> None:
+    """Refuse, before any work, a run whose chains, minibatches and traces cannot fit in the
+    device's memory, saying how much it would need."""
+    c, d, item = opts.num_chains, w_star.numel(), w_star.element_size()
+    draws = opts.num_draws if opts.num_draws is not None else MAX_AUTOMATIC_DRAWS
+    require_memory(
+        {
+            "the chains' state": c * d * item * STATE_COPIES,
+            "the minibatches": c * batch * _row_numbers(data) * item * 3,
+            "the traces": c * draws * (2 * item + 3 * 8),
+        },
+        w_star.device,
+        f"num_chains = {c}, {d} parameters, batch_size = {batch} and "
+        + (f"num_draws = {draws}" if opts.num_draws is not None else "automatic draws"),
+    )
+
+
 def full_data_hessian(model: DataModel, w_star: Tensor, seed: int) -> Tensor:
     """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk."""
     n, dev = model.n, w_star.device
@@ -144,11 +184,16 @@ def full_data_hessian(model: DataModel, w_star: Tensor, seed: int) -> Tensor:
 
 
 def check_loss(model: DataModel, w_star: Tensor) -> None:
-    """Call the loss once on a small batch, turning shape errors into clear messages."""
+    """Call the loss once on a small batch, and once as the steps do (vmapped over two chains,
+    with its gradient), turning shape errors and untraceable code into clear messages."""
+    if not callable(model.loss_fn):
+        raise InvalidInputError(
+            f"loss_fn must be a function (params, batch) -> mean loss, got {model.loss_fn!r}"
+        )
     idx = torch.arange(min(model.n, 2), device=w_star.device)
     try:
         out = model.f(w_star, take(model.data, idx))
-    except (RuntimeError, IndexError, TypeError, ValueError) as exc:
+    except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InvalidInputError(
             f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. Check that the "
             "parameter shapes match the model and that data is a tuple of tensors whose first "
@@ -157,6 +202,17 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
     if not isinstance(out, Tensor) or out.dim() != 0:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
         raise InvalidInputError(f"loss_fn must return the mean loss (a scalar), got {shape}")
+    try:
+        with torch.enable_grad():
+            ww = w_star.detach().expand(2, -1).clone().requires_grad_(True)
+            losses = model.per_chain(ww, take(model.data, idx.expand(2, -1)))
+            torch.autograd.grad(losses.sum(), ww)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            "loss_fn must be traceable by torch.func.vmap with gradients (the chains are one "
+            "batch): no .item() or .numpy(), no Python if/while on tensor values, no in-place "
+            f"updates of params or batch. It failed as the steps call it: {exc}"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -189,6 +245,12 @@ def setup_problem(
         raise InvalidInputError("data is empty (n = 0)")
     nbeta, nbeta_rule = default_nbeta(n, opts.nbeta)
     bsz = min(n, 256) if opts.batch_size is None else opts.batch_size
+    if bsz > n:
+        raise InvalidInputError(
+            f"batch_size = {bsz} is more than the n = {n} samples of the data (minibatches are "
+            "drawn with replacement; use at most n)"
+        )
+    check_memory(opts, w_star, n, bsz, data)
     data = to_device(data, w_star.device, w_star.dtype)
     if opts.compile and signature(data) is None:
         raise InvalidInputError(

@@ -23,6 +23,7 @@ OnDivergence = Literal["raise", "continue"]
 Gradient = Literal["control_variate", "minibatch"]
 Preconditioning = Literal["auto", "none", "hessian"]
 FEWEST_DRAWS = 4  # per chain: split R-hat halves each chain, and a chain's stderr needs a variance
+MAX_STEPS = 10**8  # per chain, for num_draws and num_burnin: days of work even at 1 µs a step
 
 
 def _is_int(x: Any) -> bool:
@@ -135,6 +136,13 @@ class SamplerOptions:
                 f"R-hat need at least {FEWEST_DRAWS} draws), got {self.num_draws!r}"
             )
         check_int("num_burnin", self.num_burnin, 0, optional=True)
+        for name in ("num_draws", "num_burnin"):
+            if (value := getattr(self, name)) is not None and value > MAX_STEPS:
+                raise InvalidInputError(
+                    f"{name} = {value} is more than {MAX_STEPS:.0e} steps per chain (days of "
+                    "work, and the draws' traces alone would need "
+                    f"{value * self.num_chains * 32 / 2**30:.3g} GiB); pass fewer"
+                )
         check_int("seed", self.seed, 0)
         if not (_is_real(self.step_scale) and math.isfinite(self.step_scale)):
             raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")

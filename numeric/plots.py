@@ -27,3 +27,27 @@ def plot_trace(est: LLCEstimate, *, ax: Any = None) -> Any:
     ax[1].set(xlabel="draw", ylabel="running mean", title=f"λ̂ = {est.mean:.3g} ± {est.stderr:.2g}")
     fig.tight_layout()
     return fig
+
+
+def plot_series(series: Any, *, ax: Any = None, exact: Any = None) -> Any:
+    """λ̂ ± 2·stderr at each checkpoint of an ``LLCSeries`` against its steps (or positions);
+    estimates with an error finding hollow; ``exact``: a value or one per checkpoint, dashed."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+    else:
+        fig = ax.figure
+    x, y, e = series.x, series.means, 2 * series.stderrs
+    bad = np.array([w == "error" for w in series.worst])
+    ax.errorbar(x, y, yerr=e, fmt="-", color="C0", lw=1, capsize=2, zorder=1)
+    ax.scatter(x[~bad], y[~bad], color="C0", zorder=2, label="λ̂ ± 2·stderr")
+    if bad.any():
+        ax.scatter(x[bad], y[bad], facecolors="none", edgecolors="C3", zorder=2, label="error")
+    if exact is not None:
+        ax.plot(x, np.broadcast_to(np.asarray(exact, dtype=float), x.shape), "k--", label="λ")
+    has_steps = all(s is not None for s in series.steps)
+    ax.set(xlabel="step" if has_steps else "checkpoint", ylabel="LLC", title="λ̂ along training")
+    ax.legend()
+    fig.tight_layout()
+    return fig

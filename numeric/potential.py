@@ -29,6 +29,7 @@ from numeric.chains import Chains, StepNorms, default_progress, stepwise_block
 from numeric.errors import InvalidInputError
 from numeric.findings import check_slow_mixing, check_step_size, low_acceptance
 from numeric.measure import Curvature
+from numeric.memory import require_memory
 from numeric.options import OnDivergence, PotentialOptions, default_nbeta
 from numeric.potential_steps import (
     AcceptanceMeter,
@@ -38,6 +39,7 @@ from numeric.potential_steps import (
     UnadjustedTransition,
 )
 from numeric.potential_warmup import (
+    MAX_POTENTIAL_DRAWS,
     MAX_TRACKED_COORDS,
     sample_potential,
     warm_up_potential,
@@ -101,6 +103,7 @@ def estimate_llc_potential(
     )
     nbeta_v, nbeta_rule = default_nbeta(n, nbeta)
     w0 = _as_w_star(w_star, device, dtype)
+    _check_memory(opts, w0)
     target = PotentialTarget(K, w0, _check_potential(K, w0), nbeta_v, gamma, prior_precision)
     gen = torch.Generator(device=w0.device)
     gen.manual_seed(seed)
@@ -223,8 +226,30 @@ def _estimate(
     )
 
 
+def _check_memory(opts: PotentialOptions, w: Tensor) -> None:
+    """Refuse a run whose chains (with the metric's D×D matrices) and traces cannot fit."""
+    c, d, item = opts.num_chains, w.numel(), w.element_size()
+    draws = opts.num_draws if opts.num_draws is not None else MAX_POTENTIAL_DRAWS
+    metric = 0 if opts.metric is False or not opts.metropolis else c * d * d * item * 6
+    require_memory(
+        {
+            "the chains' state": c * d * item * 16,
+            "the metric": metric,
+            "the traces": c * draws * (2 * item + 3 * 8),
+        },
+        w.device,
+        f"num_chains = {c}, {d} parameters and "
+        + (f"num_draws = {draws}" if opts.num_draws is not None else "automatic draws"),
+    )
+
+
 def _as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:
-    w = torch.as_tensor(w_star, dtype=dtype, device=device).detach().clone()
+    try:
+        w = torch.as_tensor(w_star, dtype=dtype, device=device).detach().clone()
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InvalidInputError(
+            f"w_star must be a vector of numbers (a list, array or tensor), got {w_star!r}: {exc}"
+        ) from None
     if w.dim() == 0:
         w = w.reshape(1)
     if w.dim() != 1 or w.numel() == 0:

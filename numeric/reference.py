@@ -34,6 +34,10 @@ import torch
 from torch import Tensor
 
 from numeric.errors import InvalidInputError
+from numeric.options import check_int, check_real
+
+MAX_POINTS_PER_AXIS = 100_001
+MAX_GRID_POINTS = 10**8  # quadrature points in all (minutes of NumPy work)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,19 @@ class GaussianLinear:
     X: Tensor  # [n, d]
     y: Tensor  # [n]
     loss_scale: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.X, Tensor) and isinstance(self.y, Tensor)):
+            raise InvalidInputError("GaussianLinear needs tensors X [n, d] and y [n]")
+        if self.X.dim() != 2 or self.y.shape != (self.X.shape[0],):
+            raise InvalidInputError(
+                f"GaussianLinear needs X [n, d] and y [n], got {tuple(self.X.shape)}, "
+                f"{tuple(self.y.shape)}"
+            )
+        if not (self.X.is_floating_point() and self.y.is_floating_point()):
+            raise InvalidInputError("GaussianLinear needs floating-point X and y")
+        if not (isinstance(self.loss_scale, (int, float)) and self.loss_scale > 0):
+            raise InvalidInputError(f"loss_scale must be > 0, got {self.loss_scale!r}")
 
     def loss_fn(self, params: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
         x, y = batch
@@ -83,10 +100,15 @@ def expected_llc(
     num_points: int | None = None,
 ) -> ExpectedLLC:
     """λ_β for a ``GaussianLinear`` model (closed form) or a potential K in 1–3 D (quadrature)."""
-    if not (math.isfinite(nbeta) and nbeta > 0):
-        raise InvalidInputError(f"nbeta must be finite and > 0, got {nbeta!r}")
-    if not (math.isfinite(gamma) and gamma >= 0 and prior_precision >= 0):
-        raise InvalidInputError("gamma and prior_precision must be finite and ≥ 0")
+    check_real("nbeta", nbeta, low=0, strict=True)
+    check_real("gamma", gamma, low=0, strict=False)
+    check_real("prior_precision", prior_precision, low=0, strict=False)
+    if num_points is not None:
+        check_int("num_points", num_points, 3)
+        if num_points > MAX_POINTS_PER_AXIS:
+            raise InvalidInputError(
+                f"num_points must be ≤ {MAX_POINTS_PER_AXIS} per axis, got {num_points}"
+            )
     if isinstance(model, GaussianLinear):
         return _linear(model, w_star, nbeta, gamma, prior_precision)
     if callable(model):
@@ -132,10 +154,20 @@ def _potential(
     alpha: float,
     num_points: int | None,
 ) -> ExpectedLLC:
-    ws = np.asarray(torch.as_tensor(w_star, dtype=torch.float64).reshape(-1))
+    try:
+        ws = np.asarray(torch.as_tensor(w_star, dtype=torch.float64).reshape(-1))
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InvalidInputError(
+            f"w_star must be a vector of numbers, got {w_star!r}: {exc}"
+        ) from None
     d = ws.size
     if not 1 <= d <= 3:
         raise InvalidInputError(f"quadrature supports 1–3 parameters, got {d}")
+    if num_points is not None and num_points**d > MAX_GRID_POINTS:
+        raise InvalidInputError(
+            f"num_points = {num_points} in {d} dimensions is {num_points**d:.3g} grid points, "
+            f"more than {MAX_GRID_POINTS:.0e}"
+        )
     if not np.all(np.isfinite(ws)):
         raise InvalidInputError("w_star is not finite")
     npts = num_points or {1: 4001, 2: 1001, 3: 161}[d]

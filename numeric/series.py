@@ -1,0 +1,288 @@
+r"""LLC along training: ``estimate_llc_series`` estimates λ̂ at each checkpoint of a run.
+
+Checkpoint k (k = 0, 1, …) is estimated exactly as
+``estimate_llc(loss_fn, params_k, data, seed=seed + k, **options)`` would estimate it, with the
+set-up shared: the data are moved to the device once, and every estimate uses one loss object,
+so with ``compile=True`` the SGLD kernel compiles once for the whole series
+(``numeric.kernel``'s cache). Entries that are not sampled — a restriction's frozen parameters
+(``select``, ``numeric.restrict``) and a module's buffers in a ``state_dict`` — are held at
+the checkpoint's values by one series-private ``RestrictedLoss`` whose frozen tensors are
+overwritten in place between checkpoints; they are inputs of the compiled graph, not constants,
+so the kernel still compiles once.
+
+``engine="ray"`` spreads the checkpoints over Ray workers (``numeric.series_ray``): the same
+``SeriesTask`` runs there, one worker per CPU core (or per GPU when ``device`` is CUDA), each
+estimating checkpoints k ≡ j (mod workers) in order, so the records equal a local run's.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+from numeric.chains import default_progress
+from numeric.checkpoints import Checkpoint, as_checkpoints
+from numeric.data import to_device
+from numeric.errors import InvalidInputError, NumericError
+from numeric.llc import estimate_llc
+from numeric.model import LossFn
+from numeric.options import LLCOptions
+from numeric.restrict import (
+    FrozenParams,
+    RestrictedLoss,
+    Selection,
+    root_module,
+    select_names,
+)
+from numeric.result import LLCEstimate
+from numeric.series_result import LLCSeries
+
+__all__ = ["SeriesTask", "estimate_llc_series"]
+
+Engine = Literal["local", "ray"]
+OnError = Literal["raise", "record"]
+_OWN = ("loss_fn", "params", "data", "seed", "progress")  # not passed through **options
+
+
+def estimate_llc_series(
+    loss_fn: LossFn,
+    checkpoints: Any,
+    data: Any,
+    *,
+    select: Selection | None = None,
+    seed: int = 0,
+    on_error: OnError = "raise",
+    progress: bool | None = None,
+    engine: Engine = "local",
+    workers: int | None = None,
+    ray_init: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> LLCSeries:
+    r"""λ̂ at each checkpoint of a training run, as an ``LLCSeries`` (module docstring).
+
+    ``checkpoints``: a list of state dicts (or params dicts), a dict from steps (or labels) to
+    them, ``Checkpoint``\ s, or a ``CheckpointRecorder`` filled by the training loop. Every
+    checkpoint has the same names and shapes. With a loss from ``from_module`` each name is a
+    parameter or a buffer of the module, and every parameter is present. ``select``: estimate the
+    weight-restricted LLC over these parameters only (``numeric.restrict``), the others frozen at
+    each checkpoint's values. ``options`` are ``estimate_llc``'s (``num_chains``, ``gamma``,
+    ``compile``, ``device``, …); checkpoint k is estimated with seed ``seed + k``.
+
+    ``on_error="record"``: a checkpoint whose estimate raises a ``NumericError`` (a divergence, a
+    non-finite loss) gets estimate None and its message in ``errors``, and the series goes on.
+    ``progress``: a bar over checkpoints (default: when stderr is a terminal); the estimates'
+    own bars are off. ``engine="ray"``: spread over ``workers`` Ray workers (default: one per CPU
+    core, or per GPU when ``device`` is CUDA, of the cluster ``ray.init(**ray_init)`` connects to
+    or starts); needs the ``ray`` extra.
+    """
+    if engine not in ("local", "ray"):
+        raise InvalidInputError(f"engine must be 'local' or 'ray', not {engine!r}")
+    if on_error not in ("raise", "record"):
+        raise InvalidInputError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    if engine == "local" and (workers is not None or ray_init is not None):
+        raise InvalidInputError("workers and ray_init are for engine='ray'")
+    _check_options(options, seed)
+    cps = as_checkpoints(checkpoints)
+    task = SeriesTask.build(loss_fn, cps, data, select, seed, on_error, options)
+    if engine == "ray":
+        from numeric.series_ray import run_on_ray
+
+        outcomes = run_on_ray(task, cps, workers=workers, ray_init=ray_init, progress=progress)
+    else:
+        outcomes = _run_locally(task, cps, progress)
+    return LLCSeries(
+        labels=tuple(c.label for c in cps),
+        steps=tuple(c.step for c in cps),
+        seeds=tuple(task.seed_of(k) for k in range(len(cps))),
+        estimates=tuple(est for est, _ in outcomes),
+        errors=tuple(err for _, err in outcomes),
+        free_params=task.free,
+        frozen_params=task.frozen,
+    )
+
+
+Outcome = tuple[LLCEstimate | None, str | None]
+
+
+@dataclass
+class SeriesTask:
+    """What every checkpoint's estimate shares: the loss, the names sampled and frozen, the data,
+    the options. Picklable (a Ray worker receives a copy); ``prepare`` moves the data to the run's
+    device once, and the first ``run`` with frozen entries wraps the loss around a copy of their
+    values (``_SeriesFrozen``), which later runs overwrite."""
+
+    loss_fn: LossFn
+    free: tuple[str, ...]
+    frozen: tuple[str, ...]
+    data: Any
+    options: dict[str, Any]
+    seed: int
+    on_error: OnError
+    _loss: LossFn | None = None  # the loss the estimates use (set by the first run)
+    _prepared: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        loss_fn: LossFn,
+        cps: tuple[Checkpoint, ...],
+        data: Any,
+        select: Selection | None,
+        seed: int,
+        on_error: OnError,
+        options: dict[str, Any],
+    ) -> SeriesTask:
+        first = cps[0].params
+        _check_same_entries(cps)
+        params = _parameter_names(loss_fn, tuple(first), cps[0].label)
+        chosen = params if select is None else select_names(select, params, loss_fn, first)
+        free = tuple(n for n in first if n in chosen)
+        frozen = tuple(n for n in first if n not in chosen)
+        return cls(loss_fn, free, frozen, data, dict(options), seed, on_error)
+
+    def seed_of(self, k: int) -> int:
+        """The seed of checkpoint k: ``seed + k``."""
+        return self.seed + k
+
+    def prepare(self, like: Tensor) -> None:
+        """Move the data to the run's device and dtype (``options`` or ``like``'s), once."""
+        if not self._prepared:
+            device, dtype = self._placement(like)
+            self.data = to_device(self.data, device, dtype)
+            self._prepared = True
+
+    def run(self, k: int, cp: Checkpoint) -> Outcome:
+        """Checkpoint k's estimate (or, with ``on_error="record"``, its error message)."""
+        free = {n: cp.params[n] for n in self.free}
+        self.prepare(free[self.free[0]])
+        loss = self._loss_at(cp)
+        try:
+            est = estimate_llc(
+                loss, free, self.data, seed=self.seed_of(k), progress=False, **self.options
+            )
+        except NumericError as exc:
+            if self.on_error == "raise":
+                raise
+            return None, f"{type(exc).__name__}: {exc}"
+        return est, None
+
+    def _loss_at(self, cp: Checkpoint) -> LossFn:
+        """The loss with the frozen entries at ``cp``'s values (the user's loss when none are)."""
+        if not self.frozen:
+            return self.loss_fn
+        values = {n: cp.params[n] for n in self.frozen}
+        if self._loss is None:
+            device, dtype = self._placement(cp.params[self.free[0]])
+            placed = {n: _placed(v, device, dtype) for n, v in values.items()}
+            self._loss = RestrictedLoss(self.loss_fn, self.free, _SeriesFrozen(placed), cp.params)
+        else:
+            assert isinstance(self._loss, RestrictedLoss)
+            self._loss.frozen.assign(values)
+        return self._loss
+
+    def _placement(self, like: Tensor) -> tuple[torch.device, torch.dtype]:
+        device = self.options.get("device")
+        return (
+            torch.device(device) if device is not None else like.device,
+            self.options.get("dtype") or like.dtype,
+        )
+
+
+class _SeriesFrozen(FrozenParams):
+    """Frozen values private to one series, overwritten in place per checkpoint. Equal only to
+    itself, so no other loss can be served the kernel compiled around these tensors."""
+
+    def assign(self, values: Mapping[str, Tensor]) -> None:
+        with torch.no_grad():
+            for name, v in zip(self.names, self.values):
+                v.copy_(values[name])
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def _run_locally(task: SeriesTask, cps: tuple[Checkpoint, ...], progress: bool | None) -> list:
+    from tqdm.auto import tqdm
+
+    out = []
+    bar = tqdm(
+        total=len(cps), desc="LLC", unit="checkpoint", file=sys.stderr,
+        disable=not default_progress(progress),
+    )  # fmt: skip
+    with bar:
+        for k, cp in enumerate(cps):
+            out.append(task.run(k, cp))
+            est = out[-1][0]
+            bar.set_postfix_str(f"{cp.label}: λ̂ = {est.mean:.4g}" if est else f"{cp.label}: failed")
+            bar.update()
+    return out
+
+
+def _check_options(options: dict[str, Any], seed: int) -> None:
+    """Names that ``estimate_llc`` takes, with values ``LLCOptions`` accepts."""
+    allowed = [p for p in inspect.signature(estimate_llc).parameters if p not in _OWN]
+    unknown = [k for k in options if k not in allowed]
+    if unknown:
+        raise InvalidInputError(
+            f"estimate_llc_series got unknown option(s) {', '.join(map(repr, unknown))}; it "
+            f"passes on estimate_llc's: {', '.join(allowed)}"
+        )
+    LLCOptions(**options, seed=seed)
+
+
+def _check_same_entries(cps: tuple[Checkpoint, ...]) -> None:
+    ref = cps[0]
+    shapes = {k: tuple(v.shape) for k, v in ref.params.items()}
+    for cp in cps[1:]:
+        missing = [k for k in shapes if k not in cp.params]
+        extra = [k for k in cp.params if k not in shapes]
+        if missing or extra:
+            what = (f"lacks {missing}" if missing else "") + (
+                f"{' and ' if missing else ''}has {extra} not in checkpoint {ref.label!r}"
+                if extra
+                else ""
+            )
+            raise InvalidInputError(f"checkpoint {cp.label!r} {what}")
+        for k, shape in shapes.items():
+            if tuple(cp.params[k].shape) != shape:
+                raise InvalidInputError(
+                    f"checkpoint {cp.label!r}: {k!r} has shape {tuple(cp.params[k].shape)}, "
+                    f"checkpoint {ref.label!r} {shape}"
+                )
+
+
+def _parameter_names(loss_fn: LossFn, names: tuple[str, ...], label: str) -> tuple[str, ...]:
+    """The checkpoint entries that are parameters (all of them unless the loss has a module, whose
+    buffers are then held fixed); every parameter of the module must be there."""
+    module = root_module(loss_fn)
+    if module is None:
+        return names
+    params = [n for n, _ in module.named_parameters()]
+    buffers = {n for n, _ in module.named_buffers()}
+    unknown = [n for n in names if n not in buffers and n not in params]
+    if unknown:
+        raise InvalidInputError(
+            f"checkpoint {label!r} has {unknown[:8]}, which are neither parameters nor buffers of "
+            f"the loss's module; its parameters are {params[:24]}"
+        )
+    missing = [n for n in params if n not in names]
+    if missing:
+        raise InvalidInputError(
+            f"checkpoint {label!r} lacks the module's parameter(s) {missing[:8]} (the module's "
+            "current values would be used silently): checkpoint every parameter, and use select "
+            "to estimate over some of them"
+        )
+    return tuple(n for n in names if n not in buffers)
+
+
+def _placed(v: Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """A copy of ``v`` on ``device``, floating-point in ``dtype`` (the run's)."""
+    return v.detach().to(device, dtype if v.is_floating_point() else v.dtype, copy=True)
