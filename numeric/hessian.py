@@ -82,8 +82,10 @@ def _hvp_fn(f: Callable[[Tensor], Tensor], w0: Tensor) -> Callable[[Tensor], Ten
 
     def hvp(vs: Tensor) -> Tensor:
         def one(v: Tensor) -> Tensor:
-            (hv,) = torch.autograd.grad(g, w, grad_outputs=v, retain_graph=True)
-            return hv
+            if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
+                return torch.zeros_like(v)
+            (hv,) = torch.autograd.grad(g, w, grad_outputs=v, retain_graph=True, allow_unused=True)
+            return torch.zeros_like(v) if hv is None else hv
 
         with torch.enable_grad():
             try:

@@ -23,6 +23,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -33,6 +34,7 @@ from torch import Tensor
 from numeric import sgld
 from numeric.chains import Chains, default_progress
 from numeric.diagnostics import direction_mixing
+from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_draws_capped, check_slow_mixing, check_step_size
 from numeric.gradients import gradient_fn
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
@@ -49,7 +51,7 @@ from numeric.result import (
 )
 from numeric.sampling import sample
 from numeric.types import Constants, Draws, Tuning, Warmup
-from numeric.warmup import relax, warm_up
+from numeric.warmup import RESTART_FACTOR, can_restart, relax, restart_finding, warm_up
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -150,6 +152,21 @@ def estimate_llc(
     )
     problem = setup_problem(loss_fn, params, data, opts)
     plan = make_plan(problem, opts)
+    restarts: list[Finding] = []
+    while True:
+        try:
+            warm, drawn, alive = _run(problem, plan, opts)
+            break
+        except DivergenceError as err:  # automatic ε: restart with a smaller one
+            if not can_restart(opts, restarts):
+                raise
+            restarts.append(restart_finding(err, opts.step_scale))
+            opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)
+    return _estimate(problem, plan, opts, warm, drawn, alive, tuple(restarts))
+
+
+def _run(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> tuple[Warmup, Draws, Tensor]:
+    """One run of the chains from w*: warm-up and draws, the random stream from ``opts.seed``."""
     gen = torch.Generator(device=problem.w_star.device)
     gen.manual_seed(opts.seed)
     kern = _kernel(problem, plan, opts)
@@ -160,7 +177,7 @@ def estimate_llc(
             chains, plan, opts, warm, problem.n, problem.batch_size,
             problem.model.full_loss, probes.heating,
         )  # fmt: skip
-    return _estimate(problem, plan, opts, warm, drawn, chains.alive)
+    return warm, drawn, chains.alive
 
 
 def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
@@ -234,7 +251,7 @@ class _Probes:
         model = problem.model
         consts = kern.consts
         self._curvature = Curvature(
-            lambda w: model.hvp_at(w, gen),
+            lambda w, difference: model.hvp_at(w, gen, difference=difference),
             problem.nbeta,
             consts.gamma,
             consts.alpha,
@@ -332,14 +349,20 @@ def _slow_findings(
 
 
 def _estimate(
-    problem: Problem, plan: LLCPlan, opts: LLCOptions, warm: Warmup, drawn: Draws, alive: Tensor
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    warm: Warmup,
+    drawn: Draws,
+    alive: Tensor,
+    restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
-    """Statistics, findings (divergence, standard, step size, slow directions, positions,
-    draws capped: in that order) and the configuration."""
+    """Statistics, findings (divergence, restarts, standard, step size, slow directions,
+    positions, draws capped: in that order) and the configuration."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
-    findings = [*summary.divergence, *summary.standard]
+    findings = [*summary.divergence, *restarts, *summary.standard]
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
     slow_ess, slow_rhat, slow = _slow_findings(plan, warm, drawn, alive)
     findings.extend(slow)

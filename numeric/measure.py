@@ -19,10 +19,13 @@ import torch
 from torch import Tensor
 
 from numeric import sgld
+from numeric.errors import InvalidInputError
 
 INFLATION_CHAINS = 16  # chains the minibatch-noise inflation is measured on
 
-HvpAt = Callable[[Tensor], Callable[[Tensor], Tensor]]  # positions [C, D] -> (v [C, D] -> H·v)
+# hvp_at(positions [C, D], difference) -> (v [C, D] -> H·v); ``difference``: by central
+# differences of the gradient (where autograd's second derivative is not finite)
+HvpAt = Callable[[Tensor, bool], Callable[[Tensor], Tensor]]
 
 
 def power_iteration(
@@ -62,22 +65,38 @@ class Curvature:
         self.shifts = (gamma, alpha) if add_separately else (self.floor,)
 
     def __call__(self, w: Tensor, alive: Tensor, v: Tensor, iters: int) -> tuple[float, Tensor]:
-        hvp = self.hvp_at(w)
-        if self.sqrt_m is None:
-            op, shifts, scale = hvp, self.shifts, self.nbeta
-        else:
-            s, m = self.sqrt_m, self.m
-
-            def op(u: Tensor) -> Tensor:
-                return self.nbeta * (hvp(u @ s) @ s) + self.floor * (u @ m)
-
-            shifts, scale = (0.0,), 1.0
-        lam, v = power_iteration(op, v, iters)
-        lam = lam[alive & torch.isfinite(lam)]
-        kappa = scale * (float(lam.max()) if lam.numel() else 0.0)
-        for shift in shifts:
+        lam, v_new = self._top(w, v, iters, difference=False)
+        finite = alive & torch.isfinite(lam)
+        if bool(alive.any()) and not bool(finite.any()):  # NaN second derivatives: differences
+            lam, v_new = self._top(w, v, iters, difference=True)
+            finite = alive & torch.isfinite(lam)
+            if not bool(finite.any()):
+                raise InvalidInputError(
+                    "the curvature of the loss where the chains are is not finite (Hessian-"
+                    "vector products by autograd and by differences of the gradient are NaN or "
+                    "inf): the loss is not twice differentiable there"
+                )
+        lam = lam[finite]
+        kappa = self.scale * (float(lam.max()) if lam.numel() else 0.0)
+        for shift in self.shifts if self.sqrt_m is None else (0.0,):
             kappa = kappa + shift
-        return kappa, v
+        return kappa, v_new
+
+    @property
+    def scale(self) -> float:
+        return self.nbeta if self.sqrt_m is None else 1.0
+
+    def _top(self, w: Tensor, v: Tensor, iters: int, *, difference: bool) -> tuple[Tensor, Tensor]:
+        """Each chain's largest |eigenvalue| of the (preconditioned) curvature operator."""
+        hvp = self.hvp_at(w, difference)
+        if self.sqrt_m is None:
+            return power_iteration(hvp, v, iters)
+        s, m = self.sqrt_m, self.m
+
+        def op(u: Tensor) -> Tensor:
+            return self.nbeta * (hvp(u @ s) @ s) + self.floor * (u @ m)
+
+        return power_iteration(op, v, iters)
 
 
 def consistent_curvature(

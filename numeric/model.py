@@ -22,7 +22,7 @@ from numeric.data import data_len, non_finite_parts, signature, take, to_device
 from numeric.errors import InvalidInputError
 from numeric.memory import require_memory
 from numeric.options import LLCOptions, default_nbeta
-from numeric.precondition import dense_hessian
+from numeric.precondition import dense_hessian, difference_hessian
 
 LossFn = Callable[[dict[str, Tensor], Any], Tensor]
 HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for H at w*
@@ -85,19 +85,36 @@ class DataModel:
     def indices(self, c: int, gen: torch.Generator, device: torch.device) -> Tensor:
         return torch.randint(self.n, (c, self.batch), generator=gen, device=device)
 
-    def hvp_at(self, w: Tensor, gen: torch.Generator) -> Callable[[Tensor], Tensor]:
+    def hvp_at(
+        self, w: Tensor, gen: torch.Generator, *, difference: bool = False
+    ) -> Callable[[Tensor], Tensor]:
+        """v ↦ ∇²L_B(w)·v per chain on a fresh minibatch [C, B]: by double backward, or
+        (``difference``) by central differences of ∇L_B along v (where autograd's second
+        derivative is NaN)."""
         batch = take(self.data, self.indices(w.shape[0], gen, w.device))
+        if difference:
+            return _difference_hvp(lambda x: self._grad(x, batch), w)
         with torch.enable_grad():
             ww = w.detach().requires_grad_(True)
             losses = self.per_chain(ww, batch)
             (g,) = torch.autograd.grad(losses.sum(), ww, create_graph=True)
 
         def hvp(v: Tensor) -> Tensor:
+            if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
+                return torch.zeros_like(v)
             with torch.enable_grad():
-                (hv,) = torch.autograd.grad(g, ww, grad_outputs=v, retain_graph=True)
-            return hv.detach()
+                (hv,) = torch.autograd.grad(
+                    g, ww, grad_outputs=v, retain_graph=True, allow_unused=True
+                )
+            return torch.zeros_like(v) if hv is None else hv.detach()
 
         return hvp
+
+    def _grad(self, w: Tensor, batch: Any) -> Tensor:
+        with torch.enable_grad():
+            ww = w.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self.per_chain(ww, batch).sum(), ww)
+        return g
 
     def chunks(self, c: int) -> list[tuple[int, int]]:
         size = max(self.batch, min(self.n, max(1, 65536 // max(c, 1))))
@@ -166,8 +183,22 @@ def check_memory(opts: LLCOptions, w_star: Tensor, n: int, batch: int, data: Any
     )
 
 
-def full_data_hessian(model: DataModel, w_star: Tensor, seed: int) -> Tensor:
-    """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk."""
+def _difference_hvp(grad: Callable[[Tensor], Tensor], w: Tensor) -> Callable[[Tensor], Tensor]:
+    """v ↦ (∇(w + h·v) − ∇(w − h·v))/(2h) per chain, h = ε_mach^{1/3}·(1 + max|w|)/‖v‖."""
+    scale = torch.finfo(w.dtype).eps ** (1 / 3) * (1 + w.abs().amax(-1, keepdim=True))
+
+    def hvp(v: Tensor) -> Tensor:
+        h = scale / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        return (grad(w + h * v) - grad(w - h * v)) / (2 * h)
+
+    return hvp
+
+
+def full_data_hessian(
+    model: DataModel, w_star: Tensor, seed: int, *, difference: bool = False
+) -> Tensor:
+    """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk: by double
+    backward, or (``difference``) by central differences of the gradient."""
     n, dev = model.n, w_star.device
     m = min(n, HESSIAN_SAMPLES)
     if m < n:
@@ -179,7 +210,8 @@ def full_data_hessian(model: DataModel, w_star: Tensor, seed: int) -> Tensor:
     for s in range(0, m, HESSIAN_CHUNK):
         part = take(model.data, idx[s : s + HESSIAN_CHUNK])
         size = min(m, s + HESSIAN_CHUNK) - s
-        total += dense_hessian(lambda w, b=part: model.f(w, b), w_star) * (size / m)
+        hess = difference_hessian if difference else dense_hessian
+        total += hess(lambda w, b=part: model.f(w, b), w_star) * (size / m)
     return total
 
 
@@ -265,4 +297,10 @@ def setup_problem(
         verb = "has" if len(bad) == 1 else "have"
         where = f": {', '.join(bad)} {verb} NaN or inf entries" if bad else ""
         raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite{where}")
+    if not bool(torch.isfinite(g_star).all()):
+        k = int((~torch.isfinite(g_star)).nonzero()[0, 0])
+        raise InvalidInputError(
+            f"∇L_n(w*) is not finite (first in entry {k} of the flattened parameters): the loss is "
+            "not differentiable at w* (check for w ** p with p < 1, sqrt or abs at 0, log of 0)"
+        )
     return Problem(model, loss_fn, spec, w_star, g_star, init_loss, n, nbeta, nbeta_rule, bsz)

@@ -51,9 +51,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import torch
 from torch import Tensor
 
 from numeric import sgld
+from numeric.errors import InvalidInputError
 from numeric.model import Problem, full_data_hessian
 from numeric.options import LLCOptions
 from numeric.precondition import MAX_DENSE_DIM, HessianInfo, hessian_info
@@ -102,6 +104,14 @@ def _hessian_rule(
     if not (use_pre or d <= MAX_DENSE_DIM):
         return None, None, False
     h = full_data_hessian(problem.model, problem.w_star, opts.seed)
+    if not bool(torch.isfinite(h).all()):  # autograd's second derivative can be NaN where the
+        # loss is smooth (w ** 0 with a tensor exponent at w = 0): central differences instead
+        h = full_data_hessian(problem.model, problem.w_star, opts.seed, difference=True)
+        if not bool(torch.isfinite(h).all()):
+            raise InvalidInputError(
+                "∇²L_n(w*) is not finite, by double backward or by differences of the gradient: "
+                "the loss is not twice differentiable at w*"
+            )
     hinfo = hessian_info(h, problem.nbeta, opts.gamma, opts.prior_precision)
     if problem.nbeta * float(hinfo.eigvals.min()) < -hinfo.floor:
         # w* is not a minimum (a saddle, e.g. the true parameter of a singular model): the

@@ -67,13 +67,24 @@ class PotentialTarget:
         """(U, ∇U, K, ∇²U) at positions [C, D] (∇²U by central differences of ∇U)."""
         return mmala.with_difference_hessian(self.u_and_grad)
 
-    def hvp_at(self, w: Tensor) -> Callable[[Tensor], Tensor]:
-        """v ↦ ∇²K(w)·v at positions [C, D] (zero where K does not depend on w)."""
+    def hvp_at(self, w: Tensor, difference: bool = False) -> Callable[[Tensor], Tensor]:
+        """v ↦ ∇²K(w)·v at positions [C, D] (zero where K does not depend on w); by central
+        differences of ∇K along v with ``difference``."""
+        if difference:
+            scale = torch.finfo(w.dtype).eps ** (1 / 3) * (1 + w.abs().amax(-1, keepdim=True))
+
+            def diff(v: Tensor) -> Tensor:
+                h = scale / v.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+                return (self._grad_k(w + h * v) - self._grad_k(w - h * v)) / (2 * h)
+
+            return diff
         with torch.enable_grad():
             ww = w.detach().requires_grad_(True)
             (g,) = torch.autograd.grad(self.K(ww).sum(), ww, create_graph=True)
 
         def hvp(v: Tensor) -> Tensor:
+            if not g.requires_grad:  # ∇K does not depend on w: a zero Hessian
+                return torch.zeros_like(v)
             with torch.enable_grad():
                 (hv,) = torch.autograd.grad(
                     g, ww, grad_outputs=v, retain_graph=True, allow_unused=True
@@ -81,6 +92,12 @@ class PotentialTarget:
             return torch.zeros_like(v) if hv is None else hv.detach()
 
         return hvp
+
+    def _grad_k(self, w: Tensor) -> Tensor:
+        with torch.enable_grad():
+            ww = w.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self.K(ww).sum(), ww, allow_unused=True)
+        return torch.zeros_like(w) if g is None else g
 
     def gradient(self, w: Tensor, gen: torch.Generator) -> sgld.GradientEval:
         """∇K exactly, as the gradient estimate of ``sgld.step`` (``gen`` unused)."""

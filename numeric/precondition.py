@@ -96,6 +96,8 @@ def dense_hessian(f: Callable[[Tensor], Tensor], w: Tensor, block: int = 64) -> 
         (g,) = torch.autograd.grad(f(ww), ww, create_graph=True)
 
     def hvp(v: Tensor) -> Tensor:
+        if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
+            return torch.zeros_like(v)
         (hv,) = torch.autograd.grad(g, ww, grad_outputs=v, retain_graph=True, allow_unused=True)
         return torch.zeros_like(v) if hv is None else hv
 
@@ -110,6 +112,32 @@ def dense_hessian(f: Callable[[Tensor], Tensor], w: Tensor, block: int = 64) -> 
                 rows.append(torch.stack([hvp(v) for v in vs]).detach())
     h = torch.cat(rows) if rows else eye
     return 0.5 * (h + h.T)
+
+
+def difference_hessian(f: Callable[[Tensor], Tensor], w: Tensor, block: int = 64) -> Tensor:
+    """∇²f(w) [D, D] by central differences of the autograd gradient, column i
+    (∇f(w + h_i e_i) − ∇f(w − h_i e_i))/(2h_i) with h_i = ε_mach^{1/3}·(1 + |w_i|), symmetrised:
+    the fallback where double backward gives NaN at w* though f is smooth (w ** 0 with a tensor
+    exponent at w = 0 has a NaN second derivative in autograd)."""
+    d = w.numel()
+    h = torch.finfo(w.dtype).eps ** (1 / 3) * (1 + w.detach().abs())
+
+    def grad(x: Tensor) -> Tensor:
+        with torch.enable_grad():
+            xx = x.detach().clone().requires_grad_(True)
+            (g,) = torch.autograd.grad(f(xx), xx, allow_unused=True)
+        return torch.zeros_like(x) if g is None else g.detach()
+
+    cols = []
+    for s in range(0, d, block):
+        idx = torch.arange(s, min(s + block, d), device=w.device)
+        shift = torch.zeros(idx.numel(), d, dtype=w.dtype, device=w.device)
+        shift[torch.arange(idx.numel()), idx] = h[idx]
+        up = torch.stack([grad(w + e) for e in shift])
+        down = torch.stack([grad(w - e) for e in shift])
+        cols.append((up - down) / (2 * h[idx, None]))
+    hess = torch.cat(cols) if cols else torch.zeros(d, d, dtype=w.dtype, device=w.device)
+    return 0.5 * (hess + hess.T)
 
 
 def hessian_info(h: Tensor, nbeta: float, gamma: float, alpha: float) -> HessianInfo:

@@ -29,6 +29,12 @@ the last burn-in steps for the draw rule, the steps done). Each rule, recorded i
   nβ·ΔL and on ‖w − w*‖², ESS-based errors), at most ``MAX_BURNIN_BLOCKS`` blocks
   (``burn_in_blocks``).
 
+* **Restarts** (``can_restart``): where a chain diverges although ε was chosen automatically (the
+  curvature measured where the chains were is not the largest they reach: products of powers at
+  points on coordinate hyperplanes, y = x·w1·w2³ at the origin), the run starts again from w*
+  with ``step_scale`` multiplied by ``RESTART_FACTOR``, at most ``MAX_RESTARTS`` times; the
+  ``divergence_restart`` finding says so. A given ``step_size`` is never changed.
+
 With ``num_burnin`` given, the adaptation (at most that many steps) and then plain steps up to
 ``num_burnin``; with ``step_size`` given, no adaptation.
 """
@@ -45,6 +51,8 @@ from torch import Tensor
 from numeric import sgld
 from numeric.chains import Chains
 from numeric.diagnostics import ess
+from numeric.errors import DivergenceError, InvalidInputError
+from numeric.findings import Finding
 from numeric.options import SamplerOptions
 from numeric.plan import LLCPlan
 from numeric.types import Trace, Tuning, Warmup
@@ -54,6 +62,9 @@ MAX_BURNIN_STEPS = 20_000
 BLOCK = 100  # burn-in block length for the stationarity test
 MAX_BURNIN_BLOCKS = 40
 HEAT_TOL = 0.01  # BAOAB's default friction keeps the minibatch heating at most 1 + this
+MAX_RESTARTS = 3  # runs restarted with a smaller step after a divergence (automatic ε only)
+RESTART_FACTOR = 0.25  # step_scale (so ε) multiplied by this on each restart
+KAPPA_FLOOR = 1e-12  # a curvature at most this (only possible with γ + α = 0) chooses no ε
 
 # measure(v, iters) -> (κ, v): the curvature where the chains are, power iteration warm-started
 # at v [C, D]
@@ -68,6 +79,25 @@ def relax(tuning: Tuning, kappa: float) -> float:
     if not kappa > 0:
         return math.nan
     return sgld.relaxation_steps(tuning.step_size, kappa, tuning.friction)
+
+
+def can_restart(opts: SamplerOptions, restarts: list[Finding]) -> bool:
+    """A diverged run is restarted when ε was chosen automatically, the chains were to be
+    checked (``on_divergence="raise"``), and fewer than ``MAX_RESTARTS`` restarts were made."""
+    return opts.step_size is None and opts.on_divergence == "raise" and len(restarts) < MAX_RESTARTS
+
+
+def restart_finding(err: DivergenceError, step_scale: float) -> Finding:
+    """What a restart says: which chain diverged where, and the smaller step that followed."""
+    new = step_scale * RESTART_FACTOR
+    return Finding(
+        "divergence_restart",
+        "info",
+        f"chain {err.chain} diverged at step {err.step} with ε = step_scale/κ, step_scale = "
+        f"{step_scale:g} (the curvature where the chains went exceeded the one measured); the run "
+        f"was restarted from w* with step_scale = {new:g}",
+        {"chain": float(err.chain), "step": float(err.step), "step_scale": step_scale},
+    )
 
 
 def adapt_checkpoints(steps: int) -> list[int]:
@@ -90,7 +120,15 @@ def adapt_step_size(
     for i, cp in enumerate(cps):
         k_now, v = measure(v, 20 if i == 0 else 8)
         history.append(k_now)
-        kappa = max(max(history[-3:]), 1e-12)
+        if not max(history[-3:]) > KAPPA_FLOOR:
+            raise InvalidInputError(
+                f"the step size cannot be chosen: the curvature κ of the potential is "
+                f"{max(history[-3:]):.3g} where the chains are and where a step lands, so ε = "
+                f"{step_scale:g}/κ is unbounded. With γ + α = 0 nothing holds the chains in the "
+                "directions where L_n is flat, and the local posterior may be improper: pass "
+                "gamma > 0 (the localisation; the default is 1), or a step_size"
+            )
+        kappa = max(max(history[-3:]), KAPPA_FLOOR)
         tuning = tuning._replace(step_size=step_scale / kappa, kappa=kappa)
         nxt = cps[i + 1] if i + 1 < len(cps) else steps
         if nxt > cp:
