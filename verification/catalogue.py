@@ -42,7 +42,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         """Checked here, before any work: bad settings otherwise fail deep in one case's run."""
-        check_settings(self)
+        check_settings(self, DecisionRule)
 
 
 @dataclass(frozen=True)
