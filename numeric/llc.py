@@ -28,6 +28,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -41,7 +42,10 @@ from numeric.model import LossFn, ModuleLoss, Problem, from_module, setup_proble
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
 from numeric.probes import DataProbes
+from numeric.reach import unreached_region
 from numeric.result import (
+    ChainSummary,
+    FullDataLLC,
     LLCConfig,
     LLCEstimate,
     full_data_estimate,
@@ -306,6 +310,7 @@ def _estimate(
     slow_ess, slow_rhat, slow = _slow_findings(plan, warm, drawn, alive)
     findings.extend(slow)
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
+    findings.extend(_reach(problem, opts, drawn, summary, full_data, alive_np))
     return make_estimate(
         summary,
         init_loss=problem.init_loss,
@@ -316,6 +321,29 @@ def _estimate(
         slow_ess=slow_ess,
         slow_rhat=slow_rhat,
         minibatch_inflation=drawn.inflation,
+    )
+
+
+def _reach(
+    problem: Problem,
+    opts: LLCOptions,
+    drawn: Draws,
+    summary: ChainSummary,
+    full_data: FullDataLLC | None,
+    alive: np.ndarray,
+) -> tuple[Finding, ...]:
+    """The unreached-region check (``numeric.reach``), on full-data losses."""
+    nbeta, l_star = problem.nbeta, problem.init_loss
+    levels = (
+        nbeta * (full_data.loss_trace - l_star) if full_data is not None else nbeta * summary.delta
+    )
+    return unreached_region(
+        lambda w: nbeta * (problem.model.full_loss(w) - l_star),
+        problem.w_star,
+        [v[torch.as_tensor(alive, device=v.device)] for v in drawn.visited],
+        levels,
+        opts.gamma + opts.prior_precision,
+        opts.seed,
     )
 
 

@@ -144,6 +144,10 @@ class SamplerOptions:
                     f"{value * self.num_chains * 32 / 2**30:.3g} GiB); pass fewer"
                 )
         check_int("seed", self.seed, 0)
+        if self.seed >= 2**64:
+            raise InvalidInputError(
+                f"seed must be below 2^64 (a torch generator's), got {self.seed}"
+            )
         if not (_is_real(self.step_scale) and math.isfinite(self.step_scale)):
             raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
         if not 0 < self.step_scale < 4:

@@ -49,6 +49,7 @@ from numeric.potential_warmup import (
     sample_potential,
     warm_up_potential,
 )
+from numeric.reach import unreached_region
 from numeric.result import LLCConfig, LLCEstimate, make_estimate, summarise_chains
 from numeric.types import Draws, Warmup
 
@@ -194,6 +195,16 @@ def _estimate(
             num_chains=int(alive.sum()),
             subject=f"the chains' positions ({what})",
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
+        )
+    )
+    findings.extend(
+        unreached_region(
+            lambda w: target.nbeta * (target.K(w) - target.k_star),
+            target.w_star,
+            [v[alive] for v in drawn.visited],
+            target.nbeta * summary.delta,
+            target.floor,
+            opts.seed,
         )
     )
     acc_rate = metric_acc = float("nan")

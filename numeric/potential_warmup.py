@@ -38,6 +38,7 @@ from numeric.findings import Finding
 from numeric.measure import Curvature
 from numeric.options import PotentialOptions
 from numeric.potential_steps import METRIC_STEP_RANGE, MetricTransition
+from numeric.reach import MAX_DIM
 from numeric.sampling import draws_from_tail, draws_until_mixed
 from numeric.types import Draws, Trace, Tuning, Warmup
 from numeric.warmup import adapt_step_size, burn_in_blocks
@@ -52,6 +53,7 @@ MAX_POTENTIAL_DRAWS = 20_000  # per chain, the most that extension adds up to
 MAX_METRIC_DIM = 8
 PILOT_STEPS = 200  # MALA steps after adaptation whose positions decide whether to add the metric
 PILOT_MIN_ESS_PER_DRAW = 0.05  # below this (τ > 20 steps) the position-dependent step is added
+SNAPSHOTS = 16  # chain positions kept per batch of draws, for numeric.reach
 
 
 class DualAveraging(NamedTuple):
@@ -227,11 +229,24 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
             else 1000
         )
     per_coordinate = chains.dim <= MAX_TRACKED_COORDS
+    visited: list[torch.Tensor] = []
 
     def draws(k: int) -> Trace:
-        return chains.advance(
-            k, warm.tuning, track_dist=not per_coordinate, track_obs=per_coordinate
-        )
+        """k draws in up to ``SNAPSHOTS`` pieces (each step draws its own numbers, so the pieces
+        change nothing), keeping the positions after each for ``numeric.reach``."""
+        piece, parts = math.ceil(k / SNAPSHOTS), []
+        for s in range(0, k, piece):
+            parts.append(
+                chains.advance(
+                    min(piece, k - s),
+                    warm.tuning,
+                    track_dist=not per_coordinate,
+                    track_obs=per_coordinate,
+                )
+            )
+            if chains.dim <= MAX_DIM:
+                visited.append(chains.position.detach().clone())
+        return Trace.join(parts)
 
     def positions_of(t: Trace) -> object:
         pos = t.obs if per_coordinate else t.dist[..., None]
@@ -245,4 +260,4 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
         target_ess=POSITION_TARGET_ESS,
         max_draws=MAX_POTENTIAL_DRAWS,
     )
-    return Draws(trace, num_draws, None, mixing)
+    return Draws(trace, num_draws, None, mixing, visited=tuple(visited))

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from numeric._linalg import least_squares, one_thread
 from numeric.errors import InvalidInputError
 from numeric.options import check_int, check_real
 
@@ -71,11 +72,8 @@ class GaussianLinear:
         return (self.X, self.y)
 
     def minimiser(self) -> Tensor:
-        return (
-            torch.linalg.lstsq(self.X.double(), self.y.double()[:, None])
-            .solution[:, 0]
-            .to(self.X.dtype)
-        )
+        """The least-squares ŵ (the same bits in every process: numeric._linalg)."""
+        return least_squares(self.X, self.y).to(self.X.dtype)
 
 
 @dataclass(frozen=True)
@@ -130,10 +128,11 @@ def _linear(
     if ws.numel() != d:
         raise InvalidInputError(f"w_star has {ws.numel()} entries, X has {d} columns")
     H = 2 * m.loss_scale * X.T @ X / n
-    w_hat = torch.linalg.lstsq(X, y[:, None]).solution[:, 0]
     P = nbeta * H + (gamma + alpha) * torch.eye(d, dtype=torch.float64)
-    mu = torch.linalg.solve(P, nbeta * H @ w_hat + gamma * ws)
-    tr = torch.trace(torch.linalg.solve(P, H))
+    w_hat = least_squares(X, y)
+    with one_thread():  # the same bits in every process (numeric._linalg)
+        mu = torch.linalg.solve(P, nbeta * H @ w_hat + gamma * ws)
+        tr = torch.trace(torch.linalg.solve(P, H))
     a, b = mu - w_hat, ws - w_hat
     val = 0.5 * nbeta * (tr + a @ H @ a - b @ H @ b)
     return ExpectedLLC(

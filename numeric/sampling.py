@@ -30,6 +30,7 @@ from numeric.chains import Chains
 from numeric.diagnostics import autocorr_time, direction_ess, direction_rhat
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
+from numeric.reach import MAX_DIM
 from numeric.types import Draws, Trace, Tuning, Warmup
 from numeric.warmup import Heating, relax
 
@@ -38,6 +39,7 @@ SLOW_ESS = 400.0  # effective samples wanted of the slowest direction / of ‖w 
 # automatic draws are extended while the loss trace's ESS is below this (its autocorrelation time
 # was measured on 200 burn-in steps, which cannot see a longer one)
 LOSS_ESS = 200.0
+MAX_VISITED = 64  # chain positions kept for the unreached-region check (numeric.reach)
 
 
 def draws_from_tail(
@@ -117,6 +119,7 @@ class DataDraws:
         self.chains, self.tuning, self.every = chains, tuning, every
         self.track_positions, self.full_loss = track_positions, full_loss
         self.full_losses: list[Tensor] = []
+        self.visited: list[Tensor] = []  # positions at the full-loss evaluations (reach.py)
 
     def __call__(self, count: int) -> Trace:
         parts, done, every = [], 0, self.every
@@ -129,7 +132,10 @@ class DataDraws:
             )
             done += k
             if k == every:
-                self.full_losses.append(self.full_loss(self.chains.position))
+                pos = self.chains.position
+                self.full_losses.append(self.full_loss(pos))
+                if pos.shape[-1] <= MAX_DIM and len(self.visited) < MAX_VISITED:
+                    self.visited.append(pos.detach().clone())
         return Trace.join(parts)
 
     def observable(self, t: Trace) -> np.ndarray:
@@ -169,4 +175,5 @@ def sample(
         every,
         chains.norms.ratio(),
         inflation,
+        (*record.visited, chains.position.detach().clone()),
     )
