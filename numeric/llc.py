@@ -11,11 +11,13 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``options``           the arguments, validated once (``LLCOptions``); nβ = n/log n by default
 ``model``             the data model and the ``Problem``: w*, L_n(w*), ∇L_n(w*), H(w*)
 ``plan``              preconditioner, slow and flat directions, integrator, friction, anchors
+``spectrum``          above 2,048 parameters: H(w*)'s extreme spectrum (Lanczos), low-rank M
 ``gradients``         the minibatch gradient: control variate centred at w* or at an anchor
 ``kernel``            the hot loop: blocks of steps from pre-drawn noise, eager or compiled
 ``chains``            the batch of chains, advanced block by block, checked for divergence
 ``measure``           curvature and minibatch heating where the chains are
 ``warmup``            step size, friction raising and burn-in
+``momentum``          LM → BAOAB where the adapted step outpaces the slowest direction
 ``sampling``          the number of draws, the draws, their extension until mixed
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
@@ -40,6 +42,7 @@ from numeric.gradients import gradient_fn
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
 from numeric.measure import Curvature, consistent_curvature, minibatch_heating
 from numeric.model import LossFn, ModuleLoss, Problem, from_module, setup_problem
+from numeric.momentum import momentum_plan
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
 from numeric.result import (
@@ -109,14 +112,17 @@ def estimate_llc(
     minibatch work); elsewhere 0, the centre at w* (near a minimum it is as good and cheaper).
 
     ``integrator``: ``"auto"`` (LM near a minimum, BAOAB where the chains spread along flat
-    directions: ``numeric.plan``), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
+    directions: ``numeric.plan``, or where the step outpaces the slowest relevant direction 16×:
+    ``numeric.momentum``), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
     (underdamped Langevin with ``friction`` ξ; default 2√κ of the slowest directions, critical
     damping, raised during burn-in where the chains spread until the minibatch heating is at most
     1%; ``numeric.sgld``). A given ``friction`` is kept, and used only where BAOAB runs.
 
-    ``preconditioner``: ``"auto"`` (the dense Hessian preconditioner when D ≤ 2048, the gradient is
-    the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"``
-    (``numeric.plan``). A given ``step_size`` is in the preconditioned metric when one is used.
+    ``preconditioner``: ``"auto"`` (when the gradient is the control variate and ``step_size``
+    is None: the dense Hessian preconditioner when D ≤ 2048, above that a low-rank one from the
+    Hessian's top eigenpairs by Lanczos where it lowers the stiffest curvature at least 2×),
+    ``"hessian"``, ``"lowrank"`` or ``"none"`` (``numeric.plan``, ``numeric.spectrum``). A given
+    ``step_size`` is in the preconditioned metric when one is used.
 
     ``compile=True`` runs the SGLD steps through one ``torch.compile``d kernel of
     ``kernel.UNROLL`` fused steps (same random numbers as the eager loop, so the same estimate up
@@ -155,29 +161,45 @@ def estimate_llc(
     restarts: list[Finding] = []
     while True:
         try:
-            warm, drawn, alive = _run(problem, plan, opts)
+            run_plan, warm, drawn, alive = _run(problem, plan, opts)
             break
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
                 raise
             restarts.append(restart_finding(err, opts.step_scale))
             opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)
-    return _estimate(problem, plan, opts, warm, drawn, alive, tuple(restarts))
+    return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
 
 
-def _run(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> tuple[Warmup, Draws, Tensor]:
-    """One run of the chains from w*: warm-up and draws, the random stream from ``opts.seed``."""
+def _run(
+    problem: Problem, plan: LLCPlan, opts: LLCOptions
+) -> tuple[LLCPlan, Warmup, Draws, Tensor]:
+    """One run of the chains from w*: warm-up and draws, the random stream from ``opts.seed``;
+    the plan the run ended with (warm-up may switch LM to BAOAB: ``numeric.momentum``)."""
     gen = torch.Generator(device=problem.w_star.device)
     gen.manual_seed(opts.seed)
     kern = _kernel(problem, plan, opts)
     with _start_chains(problem, plan, opts, kern, gen) as chains:
         probes = _Probes(problem, plan, kern, chains, gen, opts.step_scale)
-        warm = warm_up(chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating)
+
+        def switch(tuning: Tuning) -> LLCPlan | None:
+            """BAOAB from here on where the momentum rule says so: a new kernel, same state."""
+            new = momentum_plan(probes.plan, tuning, opts)
+            if new is not None:
+                probes.plan, probes.kern = new, _kernel(problem, new, opts)
+                chains.block.kernel = probes.kern
+            return new
+
+        warm = warm_up(
+            chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
+            switch=switch,
+        )  # fmt: skip
+        plan = probes.plan
         drawn = sample(
             chains, plan, opts, warm, problem.n, problem.batch_size,
             problem.model.full_loss, probes.heating,
         )  # fmt: skip
-    return warm, drawn, chains.alive
+    return plan, warm, drawn, chains.alive
 
 
 def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
@@ -408,8 +430,8 @@ def _config(
         num_params=problem.dim,
         device=str(w.device),
         dtype=str(w.dtype).removeprefix("torch."),
-        preconditioner="hessian" if plan.pre_s is not None else "none",
-        condition_number=hinfo.condition_number if hinfo is not None else math.nan,
+        preconditioner=plan.preconditioner,
+        condition_number=hinfo.condition_number,
         relaxation_steps=relax(tuning, plan.kappa_min),
-        laplace_llc=hinfo.laplace_llc() if hinfo is not None else math.nan,
+        laplace_llc=hinfo.laplace_llc(),
     )

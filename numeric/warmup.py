@@ -223,9 +223,16 @@ def burn_in_blocks(chains: Chains, tuning: Tuning, max_blocks: int = MAX_BURNIN_
     return Trace.join([prev, prev])
 
 
-def curvature_rule(step_scale: float, *, preconditioned: bool) -> str:
-    """How ε was chosen, as ``LLCConfig.step_size_rule`` says it."""
-    if preconditioned:
+def curvature_rule(step_scale: float, *, preconditioned: bool | str) -> str:
+    """How ε was chosen, as ``LLCConfig.step_size_rule`` says it (``preconditioned``: True or
+    "hessian" for the dense preconditioner, "lowrank: …" for the low-rank one)."""
+    if isinstance(preconditioned, str) and preconditioned.startswith("lowrank"):
+        return (
+            f"ε = {step_scale:g}/κ, κ = λ_max(M^½·∇²U_B·M^½) (low-rank preconditioner M: "
+            f"{preconditioned.removeprefix('lowrank: ')}) measured by power iteration where the "
+            "chains were during adaptation"
+        )
+    if preconditioned and preconditioned != "none":
         return (
             f"ε = {step_scale:g}/κ, κ = λ_max(M^½·∇²U_B·M^½) (Hessian preconditioner M) "
             "measured by power iteration where the chains were during adaptation"
@@ -276,16 +283,21 @@ def warm_up(
     *,
     measure: Measure,
     heating: Heating,
+    switch: Callable[[Tuning], LLCPlan | None] | None = None,
 ) -> Warmup:
     """Step size, friction and burn-in (module docstring), starting from ``plan``'s friction and
-    anchors. Draws v [C, D] from ``gen`` first, also when ε is given (it keeps the stream)."""
+    anchors. Draws v [C, D] from ``gen`` first, also when ε is given (it keeps the stream).
+    ``switch(tuning)``, called once ε is adapted, may return a new plan (``numeric.momentum``:
+    BAOAB instead of LM) that the rest of warm-up follows."""
     w = chains.position
     v = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
     tuning = Tuning(math.nan, math.nan, plan.friction, plan.anchor_every)
     if opts.step_size is None:
         steps = ADAPT_STEPS if opts.num_burnin is None else min(ADAPT_STEPS, opts.num_burnin)
         tuning, v = adapt_step_size(chains, measure, tuning, v, steps, opts.step_scale)
-        rule = curvature_rule(opts.step_scale, preconditioned=plan.pre_s is not None)
+        rule = curvature_rule(opts.step_scale, preconditioned=plan.describe_preconditioner())
+        if switch is not None and (new := switch(tuning)) is not None:
+            plan, tuning = new, tuning._replace(friction=new.friction)
     else:
         tuning, rule = tuning._replace(step_size=float(opts.step_size)), "given"
     if opts.num_burnin is None:
