@@ -40,6 +40,7 @@ from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_draws_capped, check_slow_mixing, check_step_size
 from numeric.gradients import gradient_fn
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
+from numeric.localisation import plan_beyond_quadratic
 from numeric.measure import Curvature, consistent_curvature, minibatch_heating
 from numeric.model import LossFn, ModuleLoss, Problem, from_module, setup_problem
 from numeric.momentum import momentum_plan
@@ -380,7 +381,8 @@ def _estimate(
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions,
-    positions, draws capped: in that order) and the configuration."""
+    positions, draws capped, beyond the quadratic region: in that order) and the
+    configuration."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
@@ -388,6 +390,7 @@ def _estimate(
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
     slow_ess, slow_rhat, slow = _slow_findings(plan, warm, drawn, alive)
     findings.extend(slow)
+    findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     return make_estimate(
         summary,

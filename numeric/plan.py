@@ -110,6 +110,15 @@ class LLCPlan:
             f"κ_r = {info.rest_curvature():.4g}"
         )
 
+    def stiffest_at_w_star(self) -> float:
+        """The largest (preconditioned) curvature of the potential at w*: 1 with a
+        preconditioner (it whitens the stiffest directions), nβ·h_max + c without."""
+        if self.pre_s is not None:
+            return 1.0
+        info = self.hessian
+        h_max = info.highest if isinstance(info, SpectrumInfo) else float(info.eigvals.max())
+        return info.nbeta * max(h_max, 0.0) + info.floor
+
     @property
     def raises_friction(self) -> bool:
         """BAOAB with the default friction: raised during burn-in while the heating is high."""
