@@ -329,3 +329,21 @@ def low_acceptance(rate: float) -> tuple[Finding, ...]:
             {"acceptance": rate},
         ),
     )
+
+
+def nonfinite_proposals(fraction: float) -> tuple[Finding, ...]:
+    """MALA proposals rejected because U was NaN or inf there: the chains sampled the target
+    restricted to where it is finite."""
+    if not fraction > 0:
+        return ()
+    return (
+        Finding(
+            "nonfinite_potential",
+            "warning",
+            f"{100 * fraction:.3g}% of the proposals during the draws landed where U (or ∇U) is "
+            "NaN or inf and were rejected: the chains sample the target restricted to where K is "
+            "finite. That is right only if K is undefined there (its domain); if K should be "
+            "finite everywhere near w*, it overflows or has a bug",
+            {"fraction": fraction},
+        ),
+    )

@@ -38,14 +38,13 @@ from numeric.chains import Chains, default_progress
 from numeric.diagnostics import direction_mixing
 from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_draws_capped, check_slow_mixing, check_step_size
-from numeric.gradients import gradient_fn
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
 from numeric.localisation import plan_beyond_quadratic
-from numeric.measure import Curvature, consistent_curvature, minibatch_heating
 from numeric.model import LossFn, ModuleLoss, Problem, from_module, setup_problem
 from numeric.momentum import momentum_plan
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
+from numeric.probes import DataProbes
 from numeric.result import (
     LLCConfig,
     LLCEstimate,
@@ -181,7 +180,7 @@ def _run(
     gen.manual_seed(opts.seed)
     kern = _kernel(problem, plan, opts)
     with _start_chains(problem, plan, opts, kern, gen) as chains:
-        probes = _Probes(problem, plan, kern, chains, gen, opts.step_scale)
+        probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale)
 
         def switch(tuning: Tuning) -> LLCPlan | None:
             """BAOAB from here on where the momentum rule says so: a new kernel, same state."""
@@ -255,66 +254,6 @@ def _start_chains(
         progress=default_progress(opts.progress),
         total_hint=(opts.num_burnin or 1000) + (opts.num_draws or 1000),
     )
-
-
-class _Probes:
-    """The measurements warm-up and sampling take where the chains are (``numeric.measure``)."""
-
-    def __init__(
-        self,
-        problem: Problem,
-        plan: LLCPlan,
-        kern: Kernel,
-        chains: Chains,
-        gen: torch.Generator,
-        step_scale: float,
-    ) -> None:
-        self.problem, self.plan, self.kern, self.chains, self.gen = problem, plan, kern, chains, gen
-        self.step_scale = step_scale
-        model = problem.model
-        consts = kern.consts
-        self._curvature = Curvature(
-            lambda w, difference: model.hvp_at(w, gen, difference=difference),
-            problem.nbeta,
-            consts.gamma,
-            consts.alpha,
-            plan.pre_s,
-            plan.pre_m,
-        )
-
-    def curvature(self, v: Tensor, iters: int) -> tuple[float, Tensor]:
-        """κ consistent with where a step lands (``measure.consistent_curvature``)."""
-        return consistent_curvature(
-            self._curvature,
-            self.chains.position,
-            self.chains.alive,
-            v,
-            self.step_scale,
-            self.gen,
-            iters,
-            self.plan.pre_s,
-        )
-
-    def heating(self, tuning: Tuning, factor: float) -> float:
-        """The minibatch heating (``factor``: ``sgld.noise_heating``) where the chains are."""
-        model, kern = self.problem.model, self.kern
-        consts = kern.consts
-
-        def grad(chosen: Tensor) -> sgld.GradientFn:
-            return gradient_fn(
-                model.f, self.plan.kernel_spec, consts, chosen, model.data, model.indices
-            )
-
-        return minibatch_heating(
-            grad,
-            self.chains.position,
-            self.chains.alive,
-            self.gen,
-            tuning.step_size,
-            self.problem.nbeta,
-            self.plan.pre_s,
-            heating=factor,
-        )
 
 
 def _slow_findings(

@@ -5,7 +5,8 @@ Proposal w' = w − (ε/2)∇U(w) + √ε·ξ, accepted with probability
     min(1, exp(−U(w') + U(w) − ‖w − w' + (ε/2)∇U(w')‖²/(2ε) + ‖ξ‖²/2)),
 
 so the chain leaves exp(−U) exactly invariant for any ε (no discretisation bias). Non-finite
-proposals are rejected. ``step_size`` may be a float or a tensor [C, 1] (one ε per chain).
+proposals are rejected (``MALAInfo.nonfinite`` says which): the chain then samples exp(−U)
+restricted to where U is finite, which the caller should report. ``step_size`` may be a float or a tensor [C, 1] (one ε per chain).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class MALAInfo(NamedTuple):
     acceptance: Tensor  # [C] acceptance probability of the proposal
     accepted: Tensor  # [C] bool
     proposal_extra: tuple[Tensor, ...] = ()  # what potential_fn returned after the loss, at w'
+    nonfinite: Tensor | None = None  # [C] bool: U(w') or ∇U(w') was NaN or inf (rejected)
 
 
 def init(position: Tensor, potential_fn: PotentialFn) -> MALAState:
@@ -70,4 +72,5 @@ def step(
             torch.where(acc, loss2, state.loss),
         )
         prob = log_alpha.clamp(max=0.0).exp()
-    return new, MALAInfo(prob, acc, tuple(extra))
+    nonfinite = ~(torch.isfinite(u2) & torch.isfinite(g2).all(-1))
+    return new, MALAInfo(prob, acc, tuple(extra), nonfinite)

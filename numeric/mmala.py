@@ -40,6 +40,7 @@ class MMALAState(NamedTuple):
 class MMALAInfo(NamedTuple):
     acceptance: Tensor  # [C] acceptance probability of the proposal
     accepted: Tensor  # [C] bool
+    nonfinite: Tensor | None = None  # [C] bool: U, ∇U or ∇²U at the proposal not finite
 
 
 def with_difference_hessian(
@@ -126,4 +127,5 @@ def step(
             torch.where(a, vals2, state.vals),
         )
         prob = log_alpha.clamp(max=0.0).exp()
-    return new, MMALAInfo(prob, acc)
+    nonfinite = ~(torch.isfinite(u2) & torch.isfinite(g2).all(-1))
+    return new, MMALAInfo(prob, acc, nonfinite)

@@ -202,11 +202,19 @@ class PotentialOptions(SamplerOptions):
     integrator: str = "lm"
     device: Any = None
     dtype: torch.dtype = torch.float64
+    prior_exponents: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not (_is_int(self.n) and self.n >= 2):
             raise InvalidInputError(f"n must be an int ≥ 2, got {self.n!r}")
         super().__post_init__()
+        if self.prior_exponents is not None:
+            object.__setattr__(self, "prior_exponents", _exponents(self.prior_exponents))
+            if not self.metropolis and any(self.prior_exponents):
+                raise InvalidInputError(
+                    "prior_exponents need metropolis=True (the log-prior's gradient is singular "
+                    "at w*)"
+                )
         check_bool("metropolis", self.metropolis)
         check_bool("metric", self.metric, optional=True)
         check_choice("integrator", self.integrator, ("lm", "euler"))
@@ -218,6 +226,21 @@ class PotentialOptions(SamplerOptions):
                 "metric=True needs metropolis=True and γ + α > 0 (the metric |∇²U| is floored "
                 "at γ + α)"
             )
+
+
+def _exponents(h: Any) -> tuple[float, ...]:
+    """Prior exponents: a sequence of finite numbers ≥ 0."""
+    if isinstance(h, (str, bytes)) or not hasattr(h, "__len__"):
+        raise InvalidInputError(
+            f"prior_exponents must be a sequence of numbers ≥ 0 (one per parameter), got {h!r}"
+        )
+    if len(h) > 10**6:
+        raise InvalidInputError(f"prior_exponents has {len(h)} entries")
+    out = []
+    for j, x in enumerate(h):
+        check_real(f"prior_exponents[{j}]", x, low=0, strict=False)
+        out.append(float(x))
+    return tuple(out)
 
 
 def default_nbeta(n: int, nbeta: float | None) -> tuple[float, str]:

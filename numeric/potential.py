@@ -27,7 +27,12 @@ from torch import Tensor
 from numeric import mala, sgld
 from numeric.chains import Chains, StepNorms, default_progress, stepwise_block
 from numeric.errors import InvalidInputError
-from numeric.findings import check_slow_mixing, check_step_size, low_acceptance
+from numeric.findings import (
+    check_slow_mixing,
+    check_step_size,
+    low_acceptance,
+    nonfinite_proposals,
+)
 from numeric.measure import Curvature
 from numeric.memory import require_memory
 from numeric.options import OnDivergence, PotentialOptions, default_nbeta
@@ -75,12 +80,17 @@ def estimate_llc_potential(
     dtype: torch.dtype = torch.float64,
     on_divergence: OnDivergence = "raise",
     progress: bool | None = None,
+    prior_exponents: Any = None,
 ) -> LLCEstimate:
     """Estimate λ at ``w_star`` for the population loss ``K`` at sample size ``n`` (nβ = n/log n).
 
     See the module docstring for the rules behind the defaults; ``LLCEstimate.full_data`` is None
     (the losses are exact already). ``metric`` adds the position-dependent step after each MALA
-    step (default: when ``metropolis``, d ≤ 8 and γ + α > 0).
+    step (default: when ``metropolis``, d ≤ 8 and γ + α > 0). ``prior_exponents`` h (one per
+    parameter, each ≥ 0) multiply the target by the prior φ(w) = Π_j |w_j − w*_j|^(h_j), the
+    convention of ``rlct`` (λ = min_j (h_j + 1)/(2k_j) for K = Π w_j^(2k_j)): U gains
+    −Σ_j h_j·log|w_j − w*_j|. φ vanishes at w*, so the chains start at w* + ξ/√nβ (one draw from
+    the seed's generator); MALA only (the log-prior's gradient is singular at w*).
     """
     opts = PotentialOptions(
         nbeta=nbeta,
@@ -100,11 +110,13 @@ def estimate_llc_potential(
         integrator=integrator,
         device=device,
         dtype=dtype,
+        prior_exponents=prior_exponents,
     )
     nbeta_v, nbeta_rule = default_nbeta(n, nbeta)
     w0 = _as_w_star(w_star, device, dtype)
     _check_memory(opts, w0)
-    target = PotentialTarget(K, w0, _check_potential(K, w0), nbeta_v, gamma, prior_precision)
+    h = _prior(opts.prior_exponents, w0)
+    target = PotentialTarget(K, w0, _check_potential(K, w0), nbeta_v, gamma, prior_precision, h)
     gen = torch.Generator(device=w0.device)
     gen.manual_seed(seed)
     chains, step = _start_chains(target, opts, gen)
@@ -128,6 +140,9 @@ def _start_chains(
     """Every chain at w*: MALA's state (no draw), or SGLD's (its first noise draw)."""
     c, d = opts.num_chains, target.w_star.numel()
     w_rep = target.w_star.expand(c, d)
+    if target.prior is not None:  # φ(w*) = 0: start where the prior density is positive
+        xi = torch.randn(w_rep.shape, generator=gen, device=w_rep.device, dtype=w_rep.dtype)
+        w_rep = w_rep + xi / target.nbeta**0.5
     step: Step
     if opts.metropolis:
         step = MalaTransition(target, gen, AcceptanceMeter.zeros(w_rep))
@@ -187,6 +202,8 @@ def _estimate(
         if not warm.metric:
             metric_acc = float("nan")
         findings.extend(low_acceptance(acc_rate))
+        per_step = 2 if warm.metric else 1
+        findings.extend(nonfinite_proposals(step.meter.nonfinite_fraction(alive, per_step)))
     else:
         findings.extend(check_step_size(step.norms.ratio(), 1.0))
     tuning = warm.tuning
@@ -214,6 +231,7 @@ def _estimate(
         metric_acceptance_rate=metric_acc,
         device=str(target.w_star.device),
         dtype=str(target.w_star.dtype).removeprefix("torch."),
+        prior_exponents=opts.prior_exponents,
     )
     return make_estimate(
         summary,
@@ -224,6 +242,17 @@ def _estimate(
         slow_ess=pos_ess,
         slow_rhat=pos_rhat,
     )
+
+
+def _prior(h: tuple[float, ...] | None, w: Tensor) -> Tensor | None:
+    """The prior exponents as a tensor [D] (None: a flat prior)."""
+    if h is None or all(x == 0 for x in h):
+        return None
+    if len(h) != w.numel():
+        raise InvalidInputError(
+            f"prior_exponents has {len(h)} entries, w_star {w.numel()}: one exponent per parameter"
+        )
+    return torch.tensor(h, dtype=w.dtype, device=w.device)
 
 
 def _check_memory(opts: PotentialOptions, w: Tensor) -> None:

@@ -1,6 +1,7 @@
 r"""The potential estimator's target and transitions (exact gradients).
 
-``PotentialTarget``: U(w) = nβ·(K(w) − K(w*)) + (γ/2)‖w − w*‖² + (α/2)‖w‖² with its gradient, the
+``PotentialTarget``: U(w) = nβ·(K(w) − K(w*)) + (γ/2)‖w − w*‖² + (α/2)‖w‖² − Σ_j h_j·log|w_j − w*_j|
+(the last term for a prior Π|w_j − w*_j|^(h_j), when given) with its gradient, the
 Hessian of K as an HVP (the curvature rule) and ∇²U by differences (the metric). The
 transitions are per-step functions ``(state, ε) -> (state, K(w), K(w*))`` for
 ``chains.stepwise_block``:
@@ -44,6 +45,7 @@ class PotentialTarget:
     nbeta: float
     gamma: float
     alpha: float
+    prior: Tensor | None = None  # [D] exponents h of φ(w) = Π |w_j − w*_j|^(h_j); None: flat
 
     @property
     def floor(self) -> float:
@@ -59,6 +61,8 @@ class PotentialTarget:
                 u = u + 0.5 * self.gamma * (ww - self.w_star).square().sum(-1)
             if self.alpha:
                 u = u + 0.5 * self.alpha * ww.square().sum(-1)
+            if self.prior is not None:  # −log φ(w); +∞ at w_j = w*_j where h_j > 0
+                u = u - (self.prior * (ww - self.w_star).abs().log()).sum(-1)
             (g,) = torch.autograd.grad(u.sum(), ww)
         return u.detach(), g, k.detach()
 
@@ -115,6 +119,7 @@ class AcceptanceMeter:
 
     total: Tensor  # [C]
     metric_total: Tensor  # [C]
+    nonfinite: Tensor  # [C] proposals rejected for a NaN or inf U (or ∇U)
     last: Tensor | None = None
     count: int = 0
     recording: bool = False
@@ -122,7 +127,16 @@ class AcceptanceMeter:
     @staticmethod
     def zeros(like: Tensor) -> AcceptanceMeter:
         c = like.shape[0]
-        return AcceptanceMeter(like.new_zeros(c), like.new_zeros(c))
+        return AcceptanceMeter(like.new_zeros(c), like.new_zeros(c), like.new_zeros(c))
+
+    def note_nonfinite(self, info: Any) -> None:
+        if self.recording and info.nonfinite is not None:
+            self.nonfinite += info.nonfinite
+
+    def nonfinite_fraction(self, alive: Tensor, per_step: int) -> float:
+        """The share of recorded proposals (``per_step`` a step) that were not finite."""
+        steps = max(self.count, 1) * per_step
+        return float(self.nonfinite[alive].sum()) / (steps * max(int(alive.sum()), 1))
 
     def rates(self, alive: Tensor) -> tuple[float, float]:
         """Mean acceptance over the recorded steps and live chains: (MALA, position-dependent)."""
@@ -147,6 +161,7 @@ class MalaTransition:
         if meter.recording:
             meter.total += info.acceptance
             meter.count += 1
+        meter.note_nonfinite(info)
         return new, info
 
     def __call__(self, state: Any, eps: float) -> tuple[Any, Tensor, Tensor]:
@@ -177,6 +192,7 @@ class MetricTransition(MalaTransition):
         ms, m_info = mmala.step(ms, self.gen, target.u_grad_hessian, step_size=eps_m, floor=floor)
         if self.meter.recording:
             self.meter.metric_total += m_info.acceptance
+        self.meter.note_nonfinite(m_info)
         return ms, ms.loss, self.ref
 
 

@@ -78,6 +78,7 @@ class LLCConfig:
     metric_acceptance_rate: float = float("nan")  # of the position-dependent steps (potentials)
     anchor_every: int = 0  # steps between control-variate anchor refreshes (0: centred at w*)
     friction: float = float("nan")  # ξ of the BAOAB integrator (nan for the others)
+    prior_exponents: tuple[float, ...] | None = None  # h of the prior Π|w_j − w*_j|^(h_j)
 
 
 @dataclass(frozen=True)

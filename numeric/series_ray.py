@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from numeric.chains import default_progress
 from numeric.checkpoints import Checkpoint
 from numeric.errors import InvalidInputError
 
-if TYPE_CHECKING:
-    from numeric.series import Outcome, SeriesTask
+Outcome = tuple[Any, str | None]  # (LLCEstimate or None, error message or None)
+
+
+class SeriesTask(Protocol):
+    """What a worker runs (``numeric.series.SeriesTask``; named here so that this module does
+    not import the one that imports it)."""
+
+    def run(self, k: int, cp: Checkpoint) -> Outcome: ...
 
 __all__ = ["run_on_ray"]
 

@@ -501,12 +501,20 @@ def test_drawn_non_finite_estimates_are_inconclusive(field, value, mean):
     assert verification.decide("x²", HALF, est).verdict == "inconclusive"
 
 
-@given(case=vs.normal_crossing_cases(max_dim=2, max_k=2).filter(lambda c: any(c.prior)))
-def test_cases_with_a_prior_are_refused_not_judged_without_it(case):
-    """The estimators do not sample Π|w_j|^(h_j): the verdict says so instead of comparing an
-    estimate without the prior with a λ that has it (h = 1 "disagreed" at z = −51)."""
-    check = crosscheck(case, verification.Settings(n=1000, num_chains=2))
-    assert check.verdict == "inconclusive"
-    assert check.reasons[0].startswith("unsupported: the prior exponents h = ")
-    assert math.isnan(check.estimate) and check.z is None
-    assert check.exact.lam == case.expected_lam  # the exact side still includes the prior
+@pytest.mark.parametrize(
+    ("k", "h"), [((1,), (1,)), ((2,), (1,)), ((1, 1), (1, 0))], ids=["w2h1", "w4h1", "w2w2h10"]
+)
+def test_cases_with_a_prior_are_estimated_with_it(k, h):
+    """The prior Π|w_j|^(h_j) is sampled with the potential (before, the estimate dropped it and
+    h = 1 "disagreed" at z = −51): the verdict compares like with like and agrees."""
+    import sympy as sp
+
+    from verification.cases import PotentialCase
+
+    ws = sp.symbols(f"w0:{len(k)}", real=True)
+    K = sp.Mul(*[w ** (2 * kj) for w, kj in zip(ws, k, strict=True)])
+    lam = min(sp.Rational(hj + 1, 2 * kj) for kj, hj in zip(k, h, strict=True))
+    case = PotentialCase("prior", K, ws, tuple(sp.Integer(x) for x in h), lam, 1)
+    check = crosscheck(case, verification.Settings(n=10_000, num_chains=8))
+    assert check.exact.lam == lam
+    assert check.verdict == "agree", check

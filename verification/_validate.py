@@ -93,9 +93,9 @@ MAX_CHAINS = 4096  # bounds memory: every chain keeps traces of up to ~40,000 dr
 MAX_SEED = 2**63 - 1  # entry i gets seed + i; torch generators take seeds below 2^64
 
 
-def check_settings(settings: object) -> None:
-    """Validate and normalise a :class:`verification.Settings` in place (it is frozen)."""
-    from .crosscheck import DecisionRule
+def check_settings(settings: object, rule_type: type) -> None:
+    """Validate and normalise a :class:`verification.Settings` in place (it is frozen);
+    ``rule_type`` is the class its ``rule`` must be (``crosscheck.DecisionRule``)."""
 
     def put(name: str, value: object) -> None:
         object.__setattr__(settings, name, value)
@@ -104,4 +104,4 @@ def check_settings(settings: object) -> None:
     put("num_chains", check_int("num_chains", settings.num_chains, 1, MAX_CHAINS))
     put("seed", check_int("seed", settings.seed, 0, MAX_SEED))
     put("device", check_device("device", settings.device))
-    check_type("rule", settings.rule, DecisionRule)
+    check_type("rule", settings.rule, rule_type)

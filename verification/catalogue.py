@@ -42,7 +42,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         """Checked here, before any work: bad settings otherwise fail deep in one case's run."""
-        check_settings(self)
+        check_settings(self, DecisionRule)
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,12 @@ def _run_potential(case: PotentialCase, s: Settings, seed: int) -> CrossCheck:
     """MALA on K at w* = 0, with the quadrature reference λ_β when d ≤ 3 and the prior is flat."""
     t0 = time.perf_counter()
     exact = case.exact()
-    if unsupported := _prior_unsupported(case, exact, s, t0):
-        return unsupported
     K = polynomial_potential(case.K, case.variables)
     w0 = [0.0] * case.dim
-    # PRIOR: the one place where the prior Π|w_j|^(h_j) will enter the estimate. When
-    # numeric.estimate_llc_potential samples a prior, pass `prior=case.prior` here and drop the
-    # _prior_unsupported refusal above (_run_regression keeps its own until estimate_llc can).
+    # the prior Π|w_j|^(h_j) is sampled with the potential (flat when every h_j = 0)
+    prior = tuple(int(h) for h in case.prior) if any(case.prior) else None
     est = numeric.estimate_llc_potential(
-        K, w0, n=s.n, num_chains=s.num_chains, seed=seed, device=s.device
+        K, w0, n=s.n, num_chains=s.num_chains, seed=seed, device=s.device, prior_exponents=prior
     )
     ref = None
     if case.dim <= 3 and all(h == 0 for h in case.prior):
@@ -77,13 +74,14 @@ def _run_potential(case: PotentialCase, s: Settings, seed: int) -> CrossCheck:
 def _prior_unsupported(
     case: PotentialCase, exact: rlct.RLCT, s: Settings, t0: float
 ) -> CrossCheck | None:
-    """An honest "inconclusive" for a non-flat prior, which the estimators do not sample (an
-    estimate without it would be compared with a λ that includes it); None for a flat prior."""
+    """An honest "inconclusive" for a non-flat prior, which ``estimate_llc`` (data models) does
+    not sample (an estimate without it would be compared with a λ that includes it); None for a
+    flat prior. ``estimate_llc_potential`` samples priors (``prior_exponents``)."""
     if all(h == 0 for h in case.prior):
         return None
     reason = (
         f"unsupported: the prior exponents h = ({', '.join(map(str, case.prior))}) are not "
-        "sampled by numeric's estimators, so no estimate of this λ was made"
+        "sampled by numeric.estimate_llc (data models), so no estimate of this λ was made"
     )
     return refuse(case.name, exact, reason, rule=s.rule, seconds=time.perf_counter() - t0)
 

@@ -18,12 +18,9 @@ are built from that seed downstream.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypeVar
 
 import sympy as sp
 from hypothesis import assume
@@ -31,11 +28,8 @@ from hypothesis import strategies as st
 
 import rlct
 
-from ._validate import check_bool, check_int
+from ._strategy_args import OPTIONAL_BOOL, checked
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
-from .errors import InvalidTypeError
-
-S = TypeVar("S")
 
 __all__ = [
     "BadInput",
@@ -53,35 +47,6 @@ __all__ = [
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
-_OPTIONAL_BOOL = object()  # a spec for ``_checked``: True, False or None
-
-
-def _checked(**spec: object) -> Callable[[Callable[..., S]], Callable[..., S]]:
-    """Check a strategy's arguments when it is built, not at its first draw deep inside
-    hypothesis: an int spec is the least allowed size, ``bool`` asks for True/False."""
-
-    def wrap(make: Callable[..., S]) -> Callable[..., S]:
-        sig = inspect.signature(make)
-
-        @functools.wraps(make)
-        def build(*args: object, **kwargs: object) -> S:
-            try:
-                bound = sig.bind(*args, **kwargs)
-            except TypeError as err:
-                raise InvalidTypeError(f"{make.__name__}: {err}") from None
-            bound.apply_defaults()
-            for name, want in spec.items():
-                value, label = bound.arguments[name], f"{make.__name__}: {name}"
-                if want is bool or (want is _OPTIONAL_BOOL and value is not None):
-                    check_bool(label, value)
-                elif want is not _OPTIONAL_BOOL:
-                    check_int(label, value, want)
-            return make(*args, **kwargs)
-
-        return build
-
-    return wrap
-
 
 @dataclass(frozen=True)
 class _Block:
@@ -98,7 +63,7 @@ def _nc_value(k: list[int], h: list[sp.Rational]) -> tuple[sp.Rational, int]:
     return lam, ratios.count(lam)
 
 
-@_checked(max_dim=1, max_k=1, priors=bool)
+@checked(max_dim=1, max_k=1, priors=bool)
 @st.composite
 def normal_crossing_cases(draw, max_dim: int = 4, max_k: int = 3, priors: bool = True):
     """K = Π w_j^(2k_j) with prior exponents h_j ∈ {0, 1/2, 1, 2} (or 0)."""
@@ -139,7 +104,7 @@ def _combine(draw, start: int, depth: int, max_k: int) -> _Block:
     return _Block(sp.expand(a.expr * b.expr), variables, prior, lam, mult)
 
 
-@_checked(depth=0, max_k=1, max_dim=1)
+@checked(depth=0, max_k=1, max_dim=1)
 @st.composite
 def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
     """Non-degenerate K built from monomials by sums and products on disjoint variables.
@@ -256,7 +221,7 @@ def diffeomorphic_polynomials(
     return PotentialCase(name, K, w, tuple(h), lam, mult, False)
 
 
-@_checked(max_size=1)
+@checked(max_size=1)
 @st.composite
 def rrr_cases(draw, max_size: int = 6):
     """Reduced rank regression shapes with a valid true rank r ≤ min(M, N, H)."""
@@ -265,7 +230,7 @@ def rrr_cases(draw, max_size: int = 6):
     return RRRCase(M, N, H, r)
 
 
-@_checked(max_layers=1, max_width=1)
+@checked(max_layers=1, max_width=1)
 @st.composite
 def dln_cases(draw, max_layers: int = 4, max_width: int = 6):
     """Deep linear network widths (input → output) and a valid true rank."""
@@ -375,7 +340,7 @@ def _bad_estimator(draw) -> BadInput:
     )
 
 
-@_checked(estimator=bool)
+@checked(estimator=bool)
 @st.composite
 def bad_inputs(draw, estimator: bool = True):
     """Invalid inputs for the exact layer and the estimator, each with the documented error it
@@ -386,7 +351,7 @@ def bad_inputs(draw, estimator: bool = True):
     return draw(st.sampled_from(makers))(draw)
 
 
-@_checked(max_d=1, max_p=1, max_K=1)
+@checked(max_d=1, max_p=1, max_K=1)
 @st.composite
 def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
     """(d, p, K) for a two-layer quadratic network."""
@@ -396,7 +361,7 @@ def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
 _SPECIAL = ("inactive unit", "zero feature", "parallel features")
 
 
-@_checked(max_d=1, max_p=1, max_K=1, data=_OPTIONAL_BOOL)
+@checked(max_d=1, max_p=1, max_K=1, data=OPTIONAL_BOOL)
 @st.composite
 def quadratic_cases(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6, data: bool | None = None):
     """A quadratic network at a generic integer point or at a special point where the rank can

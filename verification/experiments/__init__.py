@@ -6,7 +6,11 @@
   entropy-SGD) and one seeded training loop with checkpoints;
 * :mod:`.networks`, :mod:`.teachers`, :mod:`.datasets` — ReLU MLPs, deep linear networks, teachers
   with known λ, digits/MNIST;
-* :mod:`.llc` — ``llc_along``: LLC estimates at checkpoints, as records.
+* :mod:`.llc` — ``llc_along``: LLC estimates at checkpoints, as records;
+* :mod:`.ngd` — natural-gradient descent with a damped empirical Fisher (seed 003);
+* issue 19's claims: :mod:`.cullen`, :mod:`.cullen_dynamics` (seed 002, on :mod:`.modular`),
+  :mod:`.saghir` (seed 003), :mod:`.sticky`, :mod:`.sticky_2d` (seed 004, on
+  :mod:`.sticky_models`).
 
 scikit-learn (digits) and pandas (``records_table``) are imported only where used: the
 ``experiments`` extra.

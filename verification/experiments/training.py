@@ -106,6 +106,8 @@ def train(
         raise ValueError(f"checkpoint steps must lie in [0, {steps}], got {at}")
     seed = generator.initial_seed()
     opt = optimizer.build(model.parameters(), generator)
+    # optimizers that need the batch itself (per-sample gradients: NGD's empirical Fisher)
+    observe = getattr(opt, "observe_batch", None)
     batches = _Batches(n, batch_size, generator)
     losses = np.full(steps, math.nan)
     checkpoints: list[Checkpoint] = []
@@ -114,6 +116,8 @@ def train(
     def closure() -> Tensor:
         idx = batches.next()
         xb, yb = (x, y) if idx is None else (x[idx], y[idx])
+        if observe is not None:
+            observe(model, loss, xb, yb)
         opt.zero_grad(set_to_none=False)
         value = loss(model(xb), yb)
         value.backward()

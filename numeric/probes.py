@@ -1,0 +1,80 @@
+"""The measurements the data estimator's warm-up and sampling take where the chains are.
+
+``DataProbes`` binds ``numeric.measure``'s curvature and heating to one run: its problem, plan,
+kernel constants (anchors), chains and generator. ``curvature(v, iters)`` and
+``heating(tuning, factor)`` are what ``warmup.warm_up`` and ``sampling.sample`` call.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from numeric import sgld
+from numeric.chains import Chains
+from numeric.gradients import gradient_fn
+from numeric.kernel import Kernel
+from numeric.measure import Curvature, consistent_curvature, minibatch_heating
+from numeric.model import Problem
+from numeric.plan import LLCPlan
+from numeric.types import Tuning
+
+
+class DataProbes:
+    """The measurements warm-up and sampling take where the chains are (``numeric.measure``)."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        plan: LLCPlan,
+        kern: Kernel,
+        chains: Chains,
+        gen: torch.Generator,
+        step_scale: float,
+    ) -> None:
+        self.problem, self.plan, self.kern, self.chains, self.gen = problem, plan, kern, chains, gen
+        self.step_scale = step_scale
+        model = problem.model
+        consts = kern.consts
+        self._curvature = Curvature(
+            lambda w, difference: model.hvp_at(w, gen, difference=difference),
+            problem.nbeta,
+            consts.gamma,
+            consts.alpha,
+            plan.pre_s,
+            plan.pre_m,
+        )
+
+    def curvature(self, v: Tensor, iters: int) -> tuple[float, Tensor]:
+        """κ consistent with where a step lands (``measure.consistent_curvature``)."""
+        return consistent_curvature(
+            self._curvature,
+            self.chains.position,
+            self.chains.alive,
+            v,
+            self.step_scale,
+            self.gen,
+            iters,
+            self.plan.pre_s,
+        )
+
+    def heating(self, tuning: Tuning, factor: float) -> float:
+        """The minibatch heating (``factor``: ``sgld.noise_heating``) where the chains are."""
+        model, kern = self.problem.model, self.kern
+        consts = kern.consts
+
+        def grad(chosen: Tensor) -> sgld.GradientFn:
+            return gradient_fn(
+                model.f, self.plan.kernel_spec, consts, chosen, model.data, model.indices
+            )
+
+        return minibatch_heating(
+            grad,
+            self.chains.position,
+            self.chains.alive,
+            self.gen,
+            tuning.step_size,
+            self.problem.nbeta,
+            self.plan.pre_s,
+            heating=factor,
+        )

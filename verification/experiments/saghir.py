@@ -1,0 +1,375 @@
+"""Seed 003 (Saghir et al.), NGD against SGD: the claims as functions returning records.
+
+* ``compare`` / ``compare_verdict`` (Figs 1–2): ReLU MLPs of several widths and depths trained by
+  SGD with Nesterov momentum and by NGD (:mod:`.ngd`) from the same initialisations; λ̂ and the
+  Hessian trace (``numeric.hessian_trace``) at the end, over seeds, with Welch's t-test of the
+  difference per architecture;
+* ``smoothing`` / ``smoothing_verdict`` (Fig. 3): NGD's λ̂ against the Fisher smoothing α;
+* ``swap`` / ``swap_verdict`` (Figs 4–6): train with SGD, then continue copies with SGD, with NGD and
+  with SGD at a raised learning rate; the change of λ̂ after the split.
+
+Loss: cross-entropy (the paper's negative log-likelihood). λ̂ comes from ``numeric.estimate_llc``
+through ``llc_at`` (the package's default nβ = n/log n and γ = 1, fixed chain lengths), so
+estimates are comparable across optimizers, not absolute: there is no exact λ for a ReLU MLP.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy import stats
+from torch import nn
+
+import numeric
+
+from .datasets import Dataset
+from .llc import LLCPoint, llc_at
+from .networks import relu_mlp
+from .ngd import NGDSpec
+from .optimizers import OptimizerSpec
+from .records import Claim, Measurement, Record, Verdict, mean_stderr
+from .training import train
+
+PAPER = "Saghir et al. (2024), NGD converges to less degenerate solutions (seed 003)"
+CLAIM_COMPARE = Claim(
+    PAPER,
+    "Figs 1–2",
+    "Networks trained with NGD end with a higher λ̂ and a higher Hessian trace than networks "
+    "trained with SGD, across widths and depths.",
+)
+CLAIM_SMOOTHING = Claim(PAPER, "Fig. 3", "Less Fisher smoothing (smaller α) gives NGD a higher λ̂.")
+CLAIM_SWAP = Claim(
+    PAPER,
+    "Figs 4–6",
+    "After SGD has converged, continuing with NGD raises λ̂ while continuing with SGD (even at a "
+    "raised learning rate) does not.",
+)
+
+
+def cross_entropy(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(pred, y)
+
+
+def not_a_minimum(pt: LLCPoint) -> bool:
+    """The estimator found lower loss than at w* (``below_reference_loss``): w* is not a local
+    minimum, and λ̂ there is not a learning coefficient (often negative)."""
+    return "below_reference_loss" in pt.findings
+
+
+def _flagged(points: Sequence[LLCPoint]) -> float:
+    return float(np.mean([not_a_minimum(q) for q in points])) if points else 0.0
+
+
+@dataclass(frozen=True)
+class Trained(Record):
+    """One training run's end point: losses, accuracy, λ̂ and tr H."""
+
+    widths: str
+    optimizer: str
+    seed: int
+    steps: int
+    train_loss: float
+    test_loss: float
+    test_acc: float
+    llc: LLCPoint
+    trace: float  # Hutchinson tr ∇²L_n and its standard error
+    trace_stderr: float
+
+
+@torch.no_grad()
+def _eval(net: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+    out = net(x)
+    return float(cross_entropy(out, y)), float((out.argmax(-1) == y).double().mean())
+
+
+def measure(
+    net: nn.Module,
+    data: Dataset,
+    *,
+    label: str,
+    widths: Sequence[int],
+    seed: int,
+    steps: int,
+    estimator: dict[str, Any],
+    trace_samples: int,
+) -> Trained:
+    """λ̂ (``llc_at``), tr H (Hutchinson) and the losses of ``net`` as it is."""
+    pt, _ = llc_at(net, cross_entropy, data.train, step=steps, **estimator)
+    loss_fn, w = numeric.from_module(net, cross_entropy)
+    tr = numeric.hessian_trace(loss_fn, w, data.train, num_samples=trace_samples, seed=seed)
+    train_loss, _ = _eval(net, *data.train)
+    test_loss, test_acc = _eval(net, *data.test)
+    return Trained(
+        "-".join(map(str, widths)),
+        label,
+        seed,
+        steps,
+        train_loss,
+        test_loss,
+        test_acc,
+        pt,
+        tr.mean,
+        tr.stderr,
+    )
+
+
+def fit(
+    data: Dataset,
+    widths: Sequence[int],
+    optimizer: OptimizerSpec | NGDSpec,
+    *,
+    steps: int,
+    seed: int,
+    batch_size: int,
+    start: dict[str, torch.Tensor] | None = None,
+    train_seed: int | None = None,
+) -> nn.Sequential:
+    """A ReLU MLP initialised from ``seed`` (or loaded from ``start``) trained for ``steps``."""
+    net = relu_mlp(widths, generator=torch.Generator().manual_seed(seed), dtype=data.x_train.dtype)
+    if start is not None:
+        net.load_state_dict(start)
+    g = torch.Generator().manual_seed(seed if train_seed is None else train_seed)
+    train(net, cross_entropy, data.train, optimizer, steps, generator=g, batch_size=batch_size)
+    return net
+
+
+def compare(
+    data: Dataset,
+    architectures: Sequence[Sequence[int]],
+    optimizers: dict[str, OptimizerSpec | NGDSpec],
+    seeds: Sequence[int],
+    *,
+    steps: int,
+    batch_size: int,
+    estimator: dict[str, Any],
+    trace_samples: int = 32,
+) -> tuple[Trained, ...]:
+    """Every architecture × optimizer × seed; the same seed gives the same initialisation and
+    minibatch order for both optimizers."""
+    out = []
+    for widths in architectures:
+        for seed in seeds:
+            for label, opt in optimizers.items():
+                net = fit(data, widths, opt, steps=steps, seed=seed, batch_size=batch_size)
+                out.append(
+                    measure(
+                        net,
+                        data,
+                        label=label,
+                        widths=widths,
+                        seed=seed,
+                        steps=steps,
+                        estimator=estimator,
+                        trace_samples=trace_samples,
+                    )
+                )
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Difference(Record):
+    """mean(a) − mean(b) over seeds, Welch's t and two-sided p."""
+
+    quantity: str
+    widths: str
+    mean_a: float
+    mean_b: float
+    difference: float
+    t: float
+    p: float
+
+
+def welch(a: Sequence[float], b: Sequence[float], quantity: str, widths: str) -> Difference:
+    res = stats.ttest_ind(a, b, equal_var=False)
+    return Difference(
+        quantity,
+        widths,
+        float(np.mean(a)),
+        float(np.mean(b)),
+        float(np.mean(a) - np.mean(b)),
+        float(res.statistic),
+        float(res.pvalue),
+    )
+
+
+def differences(runs: Sequence[Trained], a: str, b: str) -> tuple[Difference, ...]:
+    """Per architecture: λ̂ and tr H of optimizer ``a`` minus ``b``."""
+    out = []
+    for widths in dict.fromkeys(r.widths for r in runs):
+        ra = [r for r in runs if r.widths == widths and r.optimizer == a]
+        rb = [r for r in runs if r.widths == widths and r.optimizer == b]
+        out.append(welch([r.llc.llc for r in ra], [r.llc.llc for r in rb], "λ̂", widths))
+        out.append(welch([r.trace for r in ra], [r.trace for r in rb], "tr H", widths))
+    return tuple(out)
+
+
+def compare_verdict(diffs: Sequence[Difference], runs: Sequence[Trained] = ()) -> Verdict:
+    """Reproduced when NGD − SGD is positive for both quantities in every architecture and
+    significant (p < 0.05) in most; not reproduced when it is significantly negative and nowhere
+    significantly positive. Inconclusive otherwise, and whenever more than half of either
+    optimizer's end points are not minima (``not_a_minimum``): λ̂ then compares slopes, not LLCs."""
+    nums = [
+        Measurement(
+            f"{d.quantity} NGD − SGD ({d.widths}); t = {d.t:.2f}, p = {d.p:.2g}", d.difference
+        )
+        for d in diffs
+    ]
+    flagged = {}
+    for opt in dict.fromkeys(r.optimizer for r in runs):
+        mine = [r for r in runs if r.optimizer == opt]
+        flagged[opt] = _flagged([r.llc for r in mine])
+        nums.append(
+            Measurement(f"mean training loss, {opt}", *mean_stderr([r.train_loss for r in mine]))
+        )
+        nums.append(Measurement(f"fraction of {opt} end points that are not minima", flagged[opt]))
+    pos = [d.difference > 0 for d in diffs]
+    sig = [d.difference > 0 and d.p < 0.05 for d in diffs]
+    neg_sig = [d.difference < 0 and d.p < 0.05 for d in diffs]
+    sentence = (
+        f"NGD − SGD is positive in {sum(pos)} of {len(diffs)} comparisons (λ̂ and tr H per "
+        f"architecture), significantly (Welch p < 0.05) in {sum(sig)}; significantly negative in "
+        f"{sum(neg_sig)}"
+    )
+    if all(pos) and sum(sig) > len(diffs) / 2:
+        outcome = "reproduced"
+    elif any(neg_sig) and not any(sig):
+        outcome = "not reproduced"
+    else:
+        outcome = "inconclusive"
+    losses = {o: np.mean([r.train_loss for r in runs if r.optimizer == o]) for o in flagged}
+    if losses:
+        sentence += " (mean training loss " + ", ".join(f"{o} {x:.3g}" for o, x in losses.items())
+        sentence += ": the comparison is at equal steps, not at equal loss)"
+    bad = [k for k, f in flagged.items() if f > 0.5]
+    if bad:
+        outcome = "inconclusive"
+        sentence += (
+            f"; but most {' and '.join(bad)} end points are not minima (the estimator finds lower "
+            "loss nearby: below_reference_loss), so λ̂ there is no LLC and the comparison "
+            "confounds the optimizer with how far training got"
+        )
+    return Verdict(CLAIM_COMPARE, outcome, tuple(nums), sentence + ".")
+
+
+def smoothing_verdict(runs: Sequence[Trained], alphas: Sequence[float]) -> Verdict:
+    """Slope of λ̂ on log α (``alphas[i]`` is run i's) over all runs and seeds, by least squares
+    with its standard error and p-value."""
+    if len(alphas) != len(runs):
+        raise ValueError(f"{len(runs)} runs but {len(alphas)} values of α")
+    x = np.log(alphas)
+    y = np.array([r.llc.llc for r in runs])
+    fit_ = stats.linregress(x, y)
+    nums = (
+        Measurement("dλ̂/d log α", float(fit_.slope), float(fit_.stderr)),
+        Measurement("p-value of the slope", float(fit_.pvalue)),
+    )
+    falls = fit_.slope < 0 and fit_.pvalue < 0.05
+    rises = fit_.slope > 0 and fit_.pvalue < 0.05
+    frac = _flagged([r.llc for r in runs])
+    nums = (*nums, Measurement("fraction of end points that are not minima", frac))
+    sentence = (
+        f"λ̂ changes by {fit_.slope:.3g} ± {fit_.stderr:.2g} per unit log α (p = {fit_.pvalue:.2g}) "
+        f"over α = {', '.join(f'{a:g}' for a in sorted(set(alphas)))}"
+    )
+    outcome = "reproduced" if falls else "not reproduced" if rises else "inconclusive"
+    if frac > 0.5:
+        outcome = "inconclusive"
+        sentence += f"; {frac:.0%} of the end points are not minima (below_reference_loss)"
+    return Verdict(CLAIM_SMOOTHING, outcome, nums, sentence + ".")
+
+
+@dataclass(frozen=True)
+class SwapRun(Record):
+    """λ̂ at the split and after continuing with each optimizer, for one seed."""
+
+    seed: int
+    before: LLCPoint
+    after: tuple[tuple[str, LLCPoint], ...]
+
+    def change(self, label: str) -> tuple[float, float]:
+        pt = dict(self.after)[label]
+        return pt.llc - self.before.llc, math.hypot(pt.stderr, self.before.stderr)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"seed": self.seed, "before": self.before.llc}
+        for label, pt in self.after:
+            out[label] = pt.llc
+            out[f"{label}.stderr"] = pt.stderr
+        return out
+
+
+def swap(
+    data: Dataset,
+    widths: Sequence[int],
+    first: OptimizerSpec,
+    continuations: dict[str, OptimizerSpec | NGDSpec],
+    seeds: Sequence[int],
+    *,
+    steps_before: int,
+    steps_after: int,
+    batch_size: int,
+    estimator: dict[str, Any],
+) -> tuple[SwapRun, ...]:
+    """Train with ``first``, estimate λ̂, then continue a copy with each of ``continuations``
+    (same minibatch seed for all copies) and estimate again."""
+    out = []
+    for seed in seeds:
+        net = fit(data, widths, first, steps=steps_before, seed=seed, batch_size=batch_size)
+        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        before, _ = llc_at(net, cross_entropy, data.train, step=steps_before, **estimator)
+        after = []
+        for label, opt in continuations.items():
+            cont = fit(
+                data,
+                widths,
+                opt,
+                steps=steps_after,
+                seed=seed,
+                batch_size=batch_size,
+                start=state,
+                train_seed=10_000 + seed,
+            )
+            pt, _ = llc_at(
+                cont, cross_entropy, data.train, step=steps_before + steps_after, **estimator
+            )
+            after.append((label, pt))
+        out.append(SwapRun(seed, before, tuple(after)))
+    return tuple(out)
+
+
+def swap_verdict(runs: Sequence[SwapRun], ngd_label: str, sgd_labels: Sequence[str]) -> Verdict:
+    """Reproduced when λ̂ rises under NGD (mean change > 2 standard errors over seeds) and rises
+    more than under each SGD continuation (paired over seeds: the same split point)."""
+    nums, changes = [], {}
+    for label in (ngd_label, *sgd_labels):
+        d = [r.change(label)[0] for r in runs]
+        changes[label] = mean_stderr(d)
+        nums.append(Measurement(f"Δλ̂ after the split, {label}", *changes[label]))
+    m_ngd, se_ngd = changes[ngd_label]
+    ngd_up = m_ngd - 2 * se_ngd > 0
+    faster = True
+    for s in sgd_labels:
+        paired = [r.change(ngd_label)[0] - r.change(s)[0] for r in runs]
+        m, se = mean_stderr(paired)
+        nums.append(Measurement(f"Δλ̂ NGD − {s} (paired)", m, se))
+        faster &= m - 2 * se > 0
+    sentence = (
+        f"after the split λ̂ changed by {m_ngd:+.3g} ± {se_ngd:.2g} under NGD and by "
+        + ", ".join(f"{changes[s][0]:+.3g} ± {changes[s][1]:.2g} under {s}" for s in sgd_labels)
+        + f" (means over {len(runs)} seeds)"
+    )
+    outcome = "reproduced" if ngd_up and faster else "not reproduced"
+    if ngd_up != faster:
+        outcome = "inconclusive"
+    frac = _flagged([dict(r.after)[ngd_label] for r in runs])
+    nums.append(Measurement(f"fraction of {ngd_label} end points that are not minima", frac))
+    if frac > 0.5:
+        outcome = "inconclusive"
+        sentence += f"; {frac:.0%} of the {ngd_label} end points are not minima"
+    return Verdict(CLAIM_SWAP, outcome, tuple(nums), sentence + ".")
