@@ -52,7 +52,7 @@ from numeric.result import (
     make_estimate,
     summarise_chains,
 )
-from numeric.sampling import sample
+from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import RESTART_FACTOR, can_restart, relax, restart_finding, warm_up
 
@@ -320,7 +320,7 @@ def _estimate(
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions,
-    positions, draws capped, beyond the quadratic region: in that order) and the
+    positions, draws capped, still relaxing, beyond the quadratic region: in that order) and the
     configuration."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
@@ -329,6 +329,8 @@ def _estimate(
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
     slow_ess, slow_rhat, slow = _slow_findings(plan, warm, drawn, alive)
     findings.extend(slow)
+    target = SLOW_ESS if plan.track_positions else LOSS_ESS
+    findings.extend(check_still_relaxing(drawn.ess_history, target))
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     return make_estimate(

@@ -136,3 +136,4 @@ class Draws(NamedTuple):
     full_loss_every: int = 0
     noise_to_drift: float = math.nan  # √(mean ‖noise‖² / mean ‖drift‖²) over the draws
     inflation: float = math.nan  # minibatch heating at the final positions (nan: exact ∇)
+    ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check
