@@ -26,6 +26,7 @@ class SeriesTask(Protocol):
 
     def run(self, k: int, cp: Checkpoint) -> Outcome: ...
 
+
 __all__ = ["run_on_ray"]
 
 
