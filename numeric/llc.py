@@ -11,12 +11,15 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``options``           the arguments, validated once (``LLCOptions``); nβ = n/log n by default
 ``model``             the data model and the ``Problem``: w*, L_n(w*), ∇L_n(w*), H(w*)
 ``plan``              preconditioner, slow and flat directions, integrator, friction, anchors
+``spectrum``          above 2,048 parameters: H(w*)'s extreme spectrum (Lanczos), low-rank M
 ``gradients``         the minibatch gradient: control variate centred at w* or at an anchor
 ``kernel``            the hot loop: blocks of steps from pre-drawn noise, eager or compiled
 ``chains``            the batch of chains, advanced block by block, checked for divergence
 ``measure``           curvature and minibatch heating where the chains are
 ``warmup``            step size, friction raising and burn-in
+``momentum``          LM → BAOAB where the adapted step outpaces the slowest direction
 ``sampling``          the number of draws, the draws, their extension until mixed
+``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
 """
@@ -28,32 +31,30 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from numeric import sgld
 from numeric.chains import Chains, default_progress
-from numeric.diagnostics import direction_mixing
 from numeric.errors import DivergenceError
-from numeric.findings import Finding, check_draws_capped, check_slow_mixing, check_step_size
+from numeric.findings import Finding, check_step_size
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
+from numeric.localisation import plan_beyond_quadratic
 from numeric.model import LossFn, ModuleLoss, Problem, from_module, setup_problem
+from numeric.momentum import momentum_plan
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
 from numeric.probes import DataProbes
-from numeric.reach import unreached_region
 from numeric.result import (
-    ChainSummary,
-    FullDataLLC,
     LLCConfig,
     LLCEstimate,
     full_data_estimate,
     make_estimate,
     summarise_chains,
 )
-from numeric.sampling import sample
-from numeric.types import Constants, Draws, Warmup
+from numeric.run_findings import reach_findings, slow_findings
+from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
+from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import RESTART_FACTOR, can_restart, relax, restart_finding, warm_up
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
@@ -112,14 +113,17 @@ def estimate_llc(
     minibatch work); elsewhere 0, the centre at w* (near a minimum it is as good and cheaper).
 
     ``integrator``: ``"auto"`` (LM near a minimum, BAOAB where the chains spread along flat
-    directions: ``numeric.plan``), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
+    directions: ``numeric.plan``, or where the step outpaces the slowest relevant direction 16×:
+    ``numeric.momentum``), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
     (underdamped Langevin with ``friction`` ξ; default 2√κ of the slowest directions, critical
     damping, raised during burn-in where the chains spread until the minibatch heating is at most
     1%; ``numeric.sgld``). A given ``friction`` is kept, and used only where BAOAB runs.
 
-    ``preconditioner``: ``"auto"`` (the dense Hessian preconditioner when D ≤ 2048, the gradient is
-    the control variate and ``step_size`` is None), ``"hessian"`` or ``"none"``
-    (``numeric.plan``). A given ``step_size`` is in the preconditioned metric when one is used.
+    ``preconditioner``: ``"auto"`` (when the gradient is the control variate and ``step_size``
+    is None: the dense Hessian preconditioner when D ≤ 2048, above that a low-rank one from the
+    Hessian's top eigenpairs by Lanczos where it lowers the stiffest curvature at least 2×),
+    ``"hessian"``, ``"lowrank"`` or ``"none"`` (``numeric.plan``, ``numeric.spectrum``). A given
+    ``step_size`` is in the preconditioned metric when one is used.
 
     ``compile=True`` runs the SGLD steps through one ``torch.compile``d kernel of
     ``kernel.UNROLL`` fused steps (same random numbers as the eager loop, so the same estimate up
@@ -158,29 +162,45 @@ def estimate_llc(
     restarts: list[Finding] = []
     while True:
         try:
-            warm, drawn, alive = _run(problem, plan, opts)
+            run_plan, warm, drawn, alive = _run(problem, plan, opts)
             break
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
                 raise
             restarts.append(restart_finding(err, opts.step_scale))
             opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)
-    return _estimate(problem, plan, opts, warm, drawn, alive, tuple(restarts))
+    return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
 
 
-def _run(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> tuple[Warmup, Draws, Tensor]:
-    """One run of the chains from w*: warm-up and draws, the random stream from ``opts.seed``."""
+def _run(
+    problem: Problem, plan: LLCPlan, opts: LLCOptions
+) -> tuple[LLCPlan, Warmup, Draws, Tensor]:
+    """One run of the chains from w*: warm-up and draws, the random stream from ``opts.seed``;
+    the plan the run ended with (warm-up may switch LM to BAOAB: ``numeric.momentum``)."""
     gen = torch.Generator(device=problem.w_star.device)
     gen.manual_seed(opts.seed)
     kern = _kernel(problem, plan, opts)
     with _start_chains(problem, plan, opts, kern, gen) as chains:
         probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale)
-        warm = warm_up(chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating)
+
+        def switch(tuning: Tuning) -> LLCPlan | None:
+            """BAOAB from here on where the momentum rule says so: a new kernel, same state."""
+            new = momentum_plan(probes.plan, tuning, opts)
+            if new is not None:
+                probes.plan, probes.kern = new, _kernel(problem, new, opts)
+                chains.block.kernel = probes.kern
+            return new
+
+        warm = warm_up(
+            chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
+            switch=switch,
+        )  # fmt: skip
+        plan = probes.plan
         drawn = sample(
             chains, plan, opts, warm, problem.n, problem.batch_size,
             problem.model.full_loss, probes.heating,
         )  # fmt: skip
-    return warm, drawn, chains.alive
+    return plan, warm, drawn, chains.alive
 
 
 def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
@@ -237,60 +257,6 @@ def _start_chains(
     )
 
 
-def _slow_findings(
-    plan: LLCPlan, warm: Warmup, drawn: Draws, alive: Tensor
-) -> tuple[float, float, list[Finding]]:
-    """(ESS, R-hat) of the slow observables and their findings: the slowest relevant Hessian
-    directions (a probe), or the chains' positions (flat directions)."""
-    tuning, live = warm.tuning, int(alive.sum())
-    t_relax = relax(tuning, plan.kappa_min)
-    slow_ess = slow_rhat = math.nan
-    out: list[Finding] = []
-    if plan.probe.shape[1] > 0:
-        proj = drawn.trace.obs.double().cpu().numpy()[alive.cpu().numpy()]
-        slow_ess, slow_rhat = direction_mixing(proj)
-        out.extend(
-            check_slow_mixing(
-                slow_ess,
-                slow_rhat,
-                relaxation_steps=t_relax,
-                num_burnin=warm.num_burnin,
-                num_draws=int(drawn.num_draws),
-                offer_preconditioner=plan.pre_s is None,
-                num_chains=live,
-            )
-        )
-    if plan.track_positions:
-        slow_ess, slow_rhat = drawn.mixing
-        out.extend(
-            check_slow_mixing(
-                slow_ess,
-                slow_rhat,
-                num_burnin=warm.num_burnin,
-                num_draws=int(drawn.num_draws),
-                # ‖w − w*‖² relaxes twice as fast as w: e-folding time t_flat/2
-                relaxation_steps=relax(tuning, plan.kappa_flat) / 2,
-                offer_preconditioner=False,
-                max_rhat=1.01,
-                error_ess=0.0,
-                error_rhat=math.inf,
-                num_chains=live,
-                subject="the chains' positions",
-                measured="‖w − w*‖²",
-            )
-        )
-    if drawn.wanted is not None:
-        out.extend(
-            check_draws_capped(
-                drawn.wanted,
-                int(drawn.num_draws),
-                t_relax,
-                offer_preconditioner=plan.pre_s is None,
-            )
-        )
-    return slow_ess, slow_rhat, out
-
-
 def _estimate(
     problem: Problem,
     plan: LLCPlan,
@@ -301,16 +267,20 @@ def _estimate(
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions,
-    positions, draws capped: in that order) and the configuration."""
+    positions, draws capped, still relaxing, beyond the quadratic region: in that order) and the
+    configuration."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
     findings = [*summary.divergence, *restarts, *summary.standard]
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
-    slow_ess, slow_rhat, slow = _slow_findings(plan, warm, drawn, alive)
+    slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive)
     findings.extend(slow)
+    target = SLOW_ESS if plan.track_positions else LOSS_ESS
+    findings.extend(check_still_relaxing(drawn.ess_history, target))
+    findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
-    findings.extend(_reach(problem, opts, drawn, summary, full_data, alive_np))
+    findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
     return make_estimate(
         summary,
         init_loss=problem.init_loss,
@@ -321,29 +291,6 @@ def _estimate(
         slow_ess=slow_ess,
         slow_rhat=slow_rhat,
         minibatch_inflation=drawn.inflation,
-    )
-
-
-def _reach(
-    problem: Problem,
-    opts: LLCOptions,
-    drawn: Draws,
-    summary: ChainSummary,
-    full_data: FullDataLLC | None,
-    alive: np.ndarray,
-) -> tuple[Finding, ...]:
-    """The unreached-region check (``numeric.reach``), on full-data losses."""
-    nbeta, l_star = problem.nbeta, problem.init_loss
-    levels = (
-        nbeta * (full_data.loss_trace - l_star) if full_data is not None else nbeta * summary.delta
-    )
-    return unreached_region(
-        lambda w: nbeta * (problem.model.full_loss(w) - l_star),
-        problem.w_star,
-        [v[torch.as_tensor(alive, device=v.device)] for v in drawn.visited],
-        levels,
-        opts.gamma + opts.prior_precision,
-        opts.seed,
     )
 
 
@@ -375,8 +322,8 @@ def _config(
         num_params=problem.dim,
         device=str(w.device),
         dtype=str(w.dtype).removeprefix("torch."),
-        preconditioner="hessian" if plan.pre_s is not None else "none",
-        condition_number=hinfo.condition_number if hinfo is not None else math.nan,
+        preconditioner=plan.preconditioner,
+        condition_number=hinfo.condition_number,
         relaxation_steps=relax(tuning, plan.kappa_min),
-        laplace_llc=hinfo.laplace_llc() if hinfo is not None else math.nan,
+        laplace_llc=hinfo.laplace_llc(),
     )

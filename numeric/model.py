@@ -194,18 +194,23 @@ def _difference_hvp(grad: Callable[[Tensor], Tensor], w: Tensor) -> Callable[[Te
     return hvp
 
 
+def hessian_subset(n: int, seed: int, device: torch.device) -> Tensor:
+    """The samples H(w*) is computed on: all n up to ``HESSIAN_SAMPLES``, else that many drawn
+    without replacement by a generator seeded ``seed`` (not the run's stream), in order."""
+    m = min(n, HESSIAN_SAMPLES)
+    if m < n:
+        g = torch.Generator().manual_seed(seed)
+        return torch.randperm(n, generator=g)[:m].sort().values.to(device)
+    return torch.arange(n, device=device)
+
+
 def full_data_hessian(
     model: DataModel, w_star: Tensor, seed: int, *, difference: bool = False
 ) -> Tensor:
     """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk: by double
     backward, or (``difference``) by central differences of the gradient."""
-    n, dev = model.n, w_star.device
-    m = min(n, HESSIAN_SAMPLES)
-    if m < n:
-        g = torch.Generator().manual_seed(seed)
-        idx = torch.randperm(n, generator=g)[:m].sort().values.to(dev)
-    else:
-        idx = torch.arange(n, device=dev)
+    idx = hessian_subset(model.n, seed, w_star.device)
+    m = idx.numel()
     total = w_star.new_zeros(w_star.numel(), w_star.numel())
     for s in range(0, m, HESSIAN_CHUNK):
         part = take(model.data, idx[s : s + HESSIAN_CHUNK])

@@ -21,7 +21,7 @@ from numeric.errors import InvalidInputError
 
 OnDivergence = Literal["raise", "continue"]
 Gradient = Literal["control_variate", "minibatch"]
-Preconditioning = Literal["auto", "none", "hessian"]
+Preconditioning = Literal["auto", "none", "hessian", "lowrank"]
 FEWEST_DRAWS = 4  # per chain: split R-hat halves each chain, and a chain's stderr needs a variance
 MAX_STEPS = 10**8  # per chain, for num_draws and num_burnin: days of work even at 1 µs a step
 
@@ -183,7 +183,7 @@ class LLCOptions(SamplerOptions):
             raise InvalidInputError(
                 f"friction applies to integrator='baoab' (or 'auto'), not {self.integrator!r}"
             )
-        check_choice("preconditioner", self.preconditioner, ("auto", "none", "hessian"))
+        check_choice("preconditioner", self.preconditioner, ("auto", "none", "hessian", "lowrank"))
         check_int("batch_size", self.batch_size, 1, optional=True)
         check_int("anchor_every", self.anchor_every, 0, optional=True)
         if self.anchor_every and self.gradient != "control_variate":

@@ -1,25 +1,35 @@
 r"""Everything ``estimate_llc`` decides before its first step (pure: no draws from the run's
 generator). The rules, each recorded in ``LLCEstimate.config``:
 
-* **Preconditioner** ``"auto"``: the dense M = (nβ·H⁺ + (γ + α)·I)⁻¹ from H = ∇²L_n(w*)
-  (``numeric.precondition``; H from D blocks of Hessian-vector products on at most 16384 samples,
-  ``model.full_data_hessian``, eigen-decomposed, negative eigenvalues clipped) when D ≤ 2048, the
-  gradient is the control variate and ε is not given; otherwise none. Without it ε must resolve
-  the stiffest direction (nβ·h_max) while the softest relevant one (nβ·h_min) relaxes
-  h_max/h_min times slower: at a minimum of a network with Hessian eigenvalues spread over three
-  decades the default run was far too short and said nothing. With it every locally quadratic
-  direction has curvature 1 and ε = O(0.1). It is not used with ``gradient="minibatch"``: there
+* **Hessian at w*** H = ∇²L_n(w*), on at most 16384 samples (``model.full_data_hessian``):
+  dense (D blocks of Hessian-vector products, eigen-decomposed: ``numeric.precondition``) when
+  D ≤ 2048; above that its extreme spectrum by deflated Lanczos (``numeric.spectrum``: rounds of
+  32 Hessian-vector products, at most 256, the converged relevant eigenpairs of each round locked
+  before the next, so repeated eigenvalues are found too), whatever the preconditioner: it names
+  the slow directions for the rules below, and the lowest eigenvalue says whether w* is a minimum.
+  Where w* is not a minimum (nβ·h_min < −(γ + α), e.g. the true parameter of a singular model
+  with noisy data) ``"auto"`` uses no preconditioner and the slow-direction rules are off.
+* **Preconditioner** ``"auto"`` (only with the control-variate gradient and ε not given): the
+  dense M = (nβ·H⁺ + (γ + α)·I)⁻¹ (negative eigenvalues clipped) when D ≤ 2048; above that the
+  low-rank M of ``numeric.spectrum`` (the locked stiff directions whitened, the rest scaled by
+  its own stiffest curvature κ_r) when it divides the stiffest curvature by at least
+  ``LOWRANK_GAIN`` = 2 (outliers above a bulk), otherwise none. Without one ε must resolve the
+  stiffest direction (nβ·h_max) while the softest relevant one (nβ·h_min) relaxes h_max/h_min
+  times slower: at a minimum of a network with Hessian eigenvalues spread over three decades
+  the default run was far too short and said nothing. With the dense one every locally quadratic
+  direction has curvature 1 and ε = O(0.1). Neither is used with ``gradient="minibatch"``: there
   a large ε inflates the temperature of every direction by 1 + ε·nβ²·Var(ĝ)/4, and plain SGLD is
-  what that option is for (comparisons with devinterp). ``"hessian"`` forces it (any D: D²
-  memory, D HVPs); ``"none"`` turns it off. The Hessian is computed whenever D ≤ 2048 (or the
-  preconditioner is used), also without preconditioning: it names the slow directions for the
-  rules below. Where w* is not a minimum (nβ·h_min < −(γ + α), e.g. the true parameter of a
-  singular model with noisy data) ``"auto"`` uses no preconditioner and the slow-direction rules
-  are off.
-* **Slowest relevant direction** (when H is known and w* is a minimum): the eigenvector of H with
-  the smallest nβ·h ≥ γ + α; its preconditioned curvature κ_min (1 with the Hessian
-  preconditioner, nβ·h + γ + α without) sets the relaxation time t (``sgld.relaxation_steps``:
-  2/(ε·κ_min) steps under LM). The ``NUM_SLOW`` slowest relevant directions, scaled to unit
+  what that option is for (comparisons with devinterp). ``"hessian"`` forces the dense one (any
+  D: D² memory, D HVPs), ``"lowrank"`` the low-rank one (any D: k·D memory, two [C, D]·[D, k]
+  products a step); ``"none"`` turns them off. Both are fixed positive-definite matrices, so the
+  target is unchanged.
+* **Slowest relevant direction** (when w* is a minimum): the eigenvector of H (above 2048
+  parameters, the Ritz vector) with the smallest nβ·h ≥ γ + α; its preconditioned curvature κ_min
+  (1 with the dense preconditioner or where the low-rank one whitens it, (nβ·h + γ + α)/κ_r where
+  it does not, nβ·h + γ + α without) sets the relaxation time t (``sgld.relaxation_steps``:
+  2/(ε·κ_min) steps under LM). Where a trained network's spectrum is a continuum across the
+  threshold, that Ritz value stands for a cluster: a fair estimate of the softest relevant
+  curvature, its vector a slow observable. The ``NUM_SLOW`` slowest relevant directions, scaled to unit
   variance, are the ``probe`` on which the drift is projected (the slow-mixing diagnostic).
 * **Flat directions**: where no direction has a Hessian rule (w* is not a minimum, or every nβ·h
   is below γ + α, as at a singular w* whose Hessian is 0) the chains spread from w* along
@@ -28,7 +38,8 @@ generator). The rules, each recorded in ``LLCEstimate.config``:
   that spread: on RRR M = N = H = 2 at the noisy origin runs of ~700 LM steps gave 0.87–1.50, an
   exact sampler 1.11.
 * **Integrator** ``"auto"``: ``"lm"`` (Leimkuhler–Matthews; exact for Gaussian directions) near a
-  minimum with a Hessian rule; ``"baoab"`` (underdamped Langevin) where the chains spread along
+  minimum with a Hessian rule, switched to BAOAB after adaptation where ε turns out to outpace the
+  slowest relevant direction by 16× or more (``numeric.momentum``); ``"baoab"`` (underdamped Langevin) where the chains spread along
   flat directions, with friction ξ = 2√κ_flat (critical damping of the directions held by γ
   alone): there ε is set by the stiffest curvature the chains reach and the flat directions relax
   in ≈ 1/√(ε·κ_flat) steps instead of 2/(ε·κ_flat). The friction is raised during warm-up
@@ -59,6 +70,7 @@ from numeric.errors import InvalidInputError
 from numeric.model import Problem, full_data_hessian
 from numeric.options import LLCOptions
 from numeric.precondition import MAX_DENSE_DIM, HessianInfo, hessian_info
+from numeric.spectrum import LOWRANK_GAIN, LowRankRoot, SpectrumInfo, finite, hessian_spectrum
 from numeric.types import KernelSpec
 
 NUM_SLOW = 3  # slowest relevant directions whose mixing is measured
@@ -69,9 +81,9 @@ STACKED_NUMBERS = 2**22  # C·D·B up to which w and w* go through one vmapped c
 class LLCPlan:
     """The decisions of the module docstring, for one problem and its options."""
 
-    hessian: HessianInfo | None  # H(w*) eigen-decomposed (None: D > 2048 and no preconditioner)
-    pre_m: Tensor | None  # M, or None
-    pre_s: Tensor | None  # M^{1/2}, or None
+    hessian: HessianInfo | SpectrumInfo  # H(w*): dense eigh (D ≤ 2048), else its Ritz pairs
+    pre_m: Tensor | LowRankRoot | None  # M, or None
+    pre_s: Tensor | LowRankRoot | None  # M^{1/2}, or None
     probe: Tensor  # [D, j] the slowest relevant directions / √curvature (j may be 0)
     kappa_min: float  # (preconditioned) curvature of the slowest relevant one; nan: none
     kappa_flat: float  # (preconditioned) curvature of the directions held by γ + α alone
@@ -83,6 +95,29 @@ class LLCPlan:
     anchors_auto: bool  # chosen by the rule (may fall back to an epoch when ξ reaches ∞)
     epoch: int  # ⌈n/B⌉ steps, rounded up to a multiple of 8
     kernel_spec: KernelSpec
+    preconditioner: str = "none"  # "hessian" (dense), "lowrank" or "none"
+
+    def describe_preconditioner(self) -> str:
+        """The preconditioner in the step-size rule's words: none, hessian, or the low-rank one
+        with how many directions it whitens and the scale of the rest."""
+        if self.preconditioner != "lowrank" or not isinstance(self.pre_s, LowRankRoot):
+            return self.preconditioner
+        info = self.hessian
+        steps = info.products if isinstance(info, SpectrumInfo) else 0
+        return (
+            f"lowrank: {self.pre_s.rank} Hessian directions whitened (Lanczos, {steps} "
+            "Hessian-vector products at w*), the rest scaled by 1/κ_r, "
+            f"κ_r = {info.rest_curvature():.4g}"
+        )
+
+    def stiffest_at_w_star(self) -> float:
+        """The largest (preconditioned) curvature of the potential at w*: 1 with a
+        preconditioner (it whitens the stiffest directions), nβ·h_max + c without."""
+        if self.pre_s is not None:
+            return 1.0
+        info = self.hessian
+        h_max = info.highest if isinstance(info, SpectrumInfo) else float(info.eigvals.max())
+        return info.nbeta * max(h_max, 0.0) + info.floor
 
     @property
     def raises_friction(self) -> bool:
@@ -90,19 +125,16 @@ class LLCPlan:
         return self.integrator == "baoab" and not self.friction_fixed
 
 
-def _hessian_rule(
-    problem: Problem, opts: LLCOptions
-) -> tuple[HessianInfo | None, HessianInfo | None, bool]:
-    """(H(w*) if computed, H(w*) if its slow directions apply (w* a minimum), preconditioned)."""
-    d = problem.dim
-    use_pre = opts.preconditioner == "hessian" or (
-        opts.preconditioner == "auto"
-        and d <= MAX_DENSE_DIM
-        and opts.gradient == "control_variate"
-        and opts.step_size is None
-    )
-    if not (use_pre or d <= MAX_DENSE_DIM):
-        return None, None, False
+CurvatureInfo = HessianInfo | SpectrumInfo
+
+
+def _lowest(info: CurvatureInfo) -> float:
+    return info.lowest if isinstance(info, SpectrumInfo) else float(info.eigvals.min())
+
+
+def _dense_hessian(problem: Problem, opts: LLCOptions) -> HessianInfo:
+    """H(w*) eigen-decomposed (by differences of the gradient where double backward is not
+    finite)."""
     h = full_data_hessian(problem.model, problem.w_star, opts.seed)
     if not bool(torch.isfinite(h).all()):  # autograd's second derivative can be NaN where the
         # loss is smooth (w ** 0 with a tensor exponent at w = 0): central differences instead
@@ -112,30 +144,98 @@ def _hessian_rule(
                 "∇²L_n(w*) is not finite, by double backward or by differences of the gradient: "
                 "the loss is not twice differentiable at w*"
             )
-    hinfo = hessian_info(h, problem.nbeta, opts.gamma, opts.prior_precision)
-    if problem.nbeta * float(hinfo.eigvals.min()) < -hinfo.floor:
+    return hessian_info(h, problem.nbeta, opts.gamma, opts.prior_precision)
+
+
+def _spectrum(problem: Problem, opts: LLCOptions) -> SpectrumInfo:
+    """The extreme spectrum of H(w*) by deflated Lanczos (``numeric.spectrum``)."""
+    info = hessian_spectrum(
+        problem.model,
+        problem.w_star,
+        opts.seed,
+        problem.nbeta,
+        opts.gamma,
+        opts.prior_precision,
+    )
+    if not finite(info):
+        raise InvalidInputError(
+            "∇²L_n(w*)·v is not finite, by double backward or by differences of the gradient: "
+            "the loss is not twice differentiable at w*"
+        )
+    return info
+
+
+def _hessian_rule(
+    problem: Problem, opts: LLCOptions
+) -> tuple[CurvatureInfo, CurvatureInfo | None, str]:
+    """(H(w*) as computed, the same if its slow directions apply (w* a minimum), the
+    preconditioner: "hessian", "lowrank" or "none")."""
+    d = problem.dim
+    automatic = (
+        opts.preconditioner == "auto"
+        and opts.gradient == "control_variate"
+        and opts.step_size is None
+    )
+    info: CurvatureInfo
+    if opts.preconditioner == "lowrank":
+        info, kind = _spectrum(problem, opts), "lowrank"
+    elif d <= MAX_DENSE_DIM or opts.preconditioner == "hessian":
+        info = _dense_hessian(problem, opts)
+        kind = "hessian" if opts.preconditioner == "hessian" or automatic else "none"
+    else:
+        info = _spectrum(problem, opts)
+        kind = "lowrank" if automatic and info.gain() >= LOWRANK_GAIN else "none"
+    if problem.nbeta * _lowest(info) < -info.floor:
         # w* is not a minimum (a saddle, e.g. the true parameter of a singular model): the
         # quadratic picture behind M and the slow-direction rules does not hold there
-        return hinfo, None, opts.preconditioner == "hessian"
-    return hinfo, hinfo, use_pre
+        forced = opts.preconditioner in ("hessian", "lowrank")
+        return info, None, kind if forced else "none"
+    return info, info, kind
+
+
+def _flat_curvature(info: CurvatureInfo, kind: str, floor: float) -> float:
+    """The preconditioned curvature of a direction flat at w* (held by c = γ + α alone): c
+    without a preconditioner; c/k_soft with the dense one (it scales flat directions like the
+    softest relevant one, k_soft; 1 when there is none); c/κ_r with the low-rank one."""
+    if kind == "lowrank" and isinstance(info, SpectrumInfo):
+        return info.floor / info.rest_curvature()
+    if kind == "hessian" and isinstance(info, HessianInfo):
+        k, rel = info.curvatures, info.relevant
+        return info.floor / float(k[rel].min()) if bool(rel.any()) else 1.0
+    return floor
+
+
+def _slowest(info: CurvatureInfo, kind: str, curvatures: Tensor) -> float:
+    """The preconditioned curvature of the slowest relevant direction (curvature
+    ``curvatures[0]`` unpreconditioned): 1 with the dense preconditioner, 1 (whitened) or κ/κ_r
+    with the low-rank one, κ itself without."""
+    if kind == "hessian":
+        return 1.0
+    if kind == "lowrank" and isinstance(info, SpectrumInfo):
+        if info.slowest_is_whitened():
+            return 1.0
+        return float(curvatures[0]) / info.rest_curvature()
+    return float(curvatures[0])
 
 
 def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
     """The plan for ``problem`` under ``opts`` (module docstring)."""
     d, c, bsz = problem.dim, opts.num_chains, problem.batch_size
-    hinfo, slow_info, use_pre = _hessian_rule(problem, opts)
-    pre_m, pre_s = hinfo.preconditioner() if (use_pre and hinfo is not None) else (None, None)
+    hinfo, slow_info, kind = _hessian_rule(problem, opts)
+    pre_m, pre_s = hinfo.preconditioner() if kind != "none" else (None, None)
     slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
     if slow_u is not None and slow_u.shape[1] > 0:
         probe = slow_u * slow_k.rsqrt()  # u_j/√(nβh_j + c): unit variance if U is quadratic
-        kappa_min = 1.0 if pre_s is not None else float(slow_k[0])
+        kappa_min = _slowest(hinfo, kind, slow_k)
     else:
         probe = problem.w_star.new_zeros(d, 0)
         kappa_min = math.nan
-    track_positions = d <= MAX_DENSE_DIM and probe.shape[1] == 0
-    kappa_flat = 1.0 if pre_s is not None else opts.gamma + opts.prior_precision
+    # no direction has a Hessian rule (w* not a minimum, or every nβ·h < c): the chains spread
+    track_positions = probe.shape[1] == 0
+    kappa_flat = _flat_curvature(hinfo, kind, opts.gamma + opts.prior_precision)
     integrator = opts.integrator
-    if integrator == "auto":  # momentum where the slow directions are held by γ alone
+    if integrator == "auto":  # momentum where the slow directions are held by γ alone (and
+        # where the step outpaces the slowest relevant direction: ``numeric.momentum``)
         integrator = "baoab" if track_positions else "lm"
     friction = math.inf  # LM is BAOAB's ξ = ∞
     if integrator == "baoab":  # default: critical damping of the slowest directions
@@ -170,4 +270,5 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
         anchors_auto,
         epoch,
         kspec,
+        kind,
     )

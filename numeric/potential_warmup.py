@@ -252,12 +252,13 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
         pos = t.obs if per_coordinate else t.dist[..., None]
         return pos.double().cpu().numpy()[chains.alive.cpu().numpy()]
 
-    trace, num_draws, mixing = draws_until_mixed(
+    trace, num_draws, mixing, _ = draws_until_mixed(
         draws,
         num_draws,
         positions_of,
         extend=opts.num_draws is None,
         target_ess=POSITION_TARGET_ESS,
         max_draws=MAX_POTENTIAL_DRAWS,
+        rounds=3,
     )
     return Draws(trace, num_draws, None, mixing, visited=tuple(visited))

@@ -137,3 +137,4 @@ class Draws(NamedTuple):
     noise_to_drift: float = math.nan  # √(mean ‖noise‖² / mean ‖drift‖²) over the draws
     inflation: float = math.nan  # minibatch heating at the final positions (nan: exact ∇)
     visited: tuple[Tensor, ...] = ()  # chain positions [C, D] during and at the end of the draws
+    ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check

@@ -131,7 +131,8 @@ def hessian_subset() -> numeric.LLCEstimate:
 
 
 def no_hessian() -> numeric.LLCEstimate:
-    """D > 2,048: no Hessian, no slow-direction rule; draws extended on the loss trace's ESS."""
+    """D > 2,048: the Hessian's spectrum by Lanczos (no dense Hessian), no low-rank preconditioner
+    (no outlier to whiten), the slow-direction rule, and the switch to BAOAB."""
     d = 2100
     s = torch.logspace(-2, 0, d)
     centre = torch.randn(d, generator=torch.Generator().manual_seed(0))

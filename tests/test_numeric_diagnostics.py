@@ -104,6 +104,21 @@ def test_ranks_of_a_missing_value_are_missing() -> None:
     assert np.isnan(stats.rankdata(x, method="average")).all()  # scipy's convention
 
 
+def test_severities_say_when_an_estimate_cannot_be_used() -> None:
+    """ESS 5.6 with R-hat 1.90 (a 2,091-parameter deep linear network run 200 + 400 steps:
+    λ̂ = 4.6 against λ = 165) is an error, not a warning; ESS 40 is a warning; a significantly
+    negative λ̂ (−853 at a saddle) is an error that names gamma."""
+    per_chain = np.array([4.0, 5.0, 4.5, 5.2])
+    (low,) = check_mixing(per_chain, np.full(4, 2.0), rhat=1.90, ess_value=5.6)
+    assert (low.code, low.severity) == ("low_ess", "error")
+    assert low.values == {"ess": 5.6, "rhat": 1.90} and "run longer" in low.message
+    (mild,) = check_mixing(per_chain, np.full(4, 2.0), rhat=1.02, ess_value=40.0)
+    assert (mild.code, mild.severity) == ("low_ess", "warning")
+    delta = np.full((4, 100), -853.0 / 100.0) + np.random.default_rng(0).normal(0, 0.1, (4, 100))
+    (neg,) = check_below_reference(delta, nbeta=100.0, stderr=20.0)
+    assert neg.severity == "error" and "gamma" in neg.message and neg.values["llc"] < -800
+
+
 def test_findings() -> None:
     rng = np.random.default_rng(3)
     delta = rng.standard_normal((4, 500)) * 0.01 - 0.01

@@ -1,0 +1,100 @@
+"""The data estimator's findings that read the plan and the draws: how the slow directions and
+the chains' positions mixed, whether the draws were capped (``numeric.findings`` words them), and
+regions of low loss the chains never reached (``numeric.reach``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from numeric.diagnostics import direction_mixing
+from numeric.findings import Finding, check_draws_capped, check_slow_mixing
+from numeric.model import Problem
+from numeric.options import LLCOptions
+from numeric.plan import LLCPlan
+from numeric.reach import unreached_region
+from numeric.result import ChainSummary, FullDataLLC
+from numeric.types import Draws, Warmup
+from numeric.warmup import relax
+
+__all__ = ["reach_findings", "slow_findings"]
+
+
+def slow_findings(
+    plan: LLCPlan, warm: Warmup, drawn: Draws, alive: Tensor
+) -> tuple[float, float, list[Finding]]:
+    """(ESS, R-hat) of the slow observables and their findings: the slowest relevant Hessian
+    directions (a probe), or the chains' positions (flat directions)."""
+    tuning, live = warm.tuning, int(alive.sum())
+    t_relax = relax(tuning, plan.kappa_min)
+    slow_ess = slow_rhat = math.nan
+    out: list[Finding] = []
+    if plan.probe.shape[1] > 0:
+        proj = drawn.trace.obs.double().cpu().numpy()[alive.cpu().numpy()]
+        slow_ess, slow_rhat = direction_mixing(proj)
+        out.extend(
+            check_slow_mixing(
+                slow_ess,
+                slow_rhat,
+                relaxation_steps=t_relax,
+                num_burnin=warm.num_burnin,
+                num_draws=int(drawn.num_draws),
+                offer_preconditioner=plan.pre_s is None,
+                num_chains=live,
+            )
+        )
+    if plan.track_positions:
+        slow_ess, slow_rhat = drawn.mixing
+        out.extend(
+            check_slow_mixing(
+                slow_ess,
+                slow_rhat,
+                num_burnin=warm.num_burnin,
+                num_draws=int(drawn.num_draws),
+                # ‖w − w*‖² relaxes twice as fast as w: e-folding time t_flat/2
+                relaxation_steps=relax(tuning, plan.kappa_flat) / 2,
+                offer_preconditioner=False,
+                max_rhat=1.01,
+                error_ess=0.0,
+                error_rhat=math.inf,
+                num_chains=live,
+                subject="the chains' positions",
+                measured="‖w − w*‖²",
+            )
+        )
+    if drawn.wanted is not None:
+        out.extend(
+            check_draws_capped(
+                drawn.wanted,
+                int(drawn.num_draws),
+                t_relax,
+                offer_preconditioner=plan.pre_s is None,
+            )
+        )
+    return slow_ess, slow_rhat, out
+
+
+def reach_findings(
+    problem: Problem,
+    opts: LLCOptions,
+    drawn: Draws,
+    summary: ChainSummary,
+    full_data: FullDataLLC | None,
+    alive: np.ndarray,
+) -> tuple[Finding, ...]:
+    """The unreached-region check (``numeric.reach``), on full-data losses."""
+    nbeta, l_star = problem.nbeta, problem.init_loss
+    levels = (
+        nbeta * (full_data.loss_trace - l_star) if full_data is not None else nbeta * summary.delta
+    )
+    return unreached_region(
+        lambda w: nbeta * (problem.model.full_loss(w) - l_star),
+        problem.w_star,
+        [v[torch.as_tensor(alive, device=v.device)] for v in drawn.visited],
+        levels,
+        opts.gamma + opts.prior_precision,
+        opts.seed,
+    )

@@ -1,0 +1,322 @@
+r"""The Hessian's extreme spectrum at w* for models too large for a dense Hessian, and the
+low-rank preconditioner built from it.
+
+``hessian_spectrum``: ``LANCZOS_STEPS`` steps of Lanczos (``numeric.lanczos``) on v ↦ H·v,
+H = ∇²L_n(w*) on the same fixed subset of at most ``model.HESSIAN_SAMPLES`` samples as the dense
+Hessian (double backward, one graph per chunk built once; central differences of the gradient
+where it is not finite), from a start vector drawn by a generator of its own (seeded with the
+run's seed: nothing is drawn from the run's stream). ``SpectrumInfo`` answers what the plan asks
+of ``precondition.HessianInfo``:
+
+* the lowest eigenvalue (is w* a minimum: nβ·h_min ≥ −c, c = γ + α) and the largest (the
+  stiffest curvature nβ·h_max + c), both extreme Ritz values, which converge first;
+* the slowest relevant directions: the Ritz pairs with the smallest nβ·θ ≥ c. Where the spectrum
+  is a continuum across the threshold (a trained network's bulk) these interior Ritz values stand
+  for clusters of eigenvalues and their vectors for mixtures of the cluster's eigenvectors: still
+  slow observables, and the smallest such θ a fair estimate of the softest relevant curvature;
+* the Laplace value ½·tr(nβH⁺(nβH⁺ + c)⁻¹) by Lanczos quadrature (one random probe: a
+  Hutchinson-size error, about ±√(2·count) for ``count`` relevant directions), and the condition
+  number (nβ·h_max + c)/(nβ·max(h_min, 0) + c);
+* the preconditioner (``LowRankRoot``): with the k converged top Ritz pairs (residual ≤
+  ``CONVERGED_TOL``·θ) of curvature κ_i = nβ·θ_i + c above the threshold,
+
+      M = U·diag(1/κ_i)·Uᵀ + (1/κ_r)·(I − U·Uᵀ),   κ_r = max(nβ·θ_r⁺ + c, min_i κ_i)
+
+  with θ_r the largest Ritz value left out: the stiff directions whitened as by the dense
+  preconditioner, the rest scaled by its own stiffest curvature (clamped, as the dense
+  preconditioner clamps at the softest relevant curvature, so that directions flat at w* are
+  not given the γ scale: ``numeric.precondition``). Any fixed symmetric positive-definite M keeps
+  the target exactly. A step costs two [C, D]·[D, k] products more.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from numeric.data import take
+from numeric.lanczos import Ritz, lanczos, random_start
+
+ROUND_STEPS = 32  # Lanczos steps per round
+MAX_PRODUCTS = 256  # Hessian-vector products at w* in all rounds together
+MAX_LOCKED = 128  # eigenvectors locked (and whitened) at most
+LOCKED_NUMBERS = 2**27  # ... and at most this many numbers (k·D) of them (512 MB of float32)
+CONVERGED_TOL = 0.05  # a Ritz pair is converged when its residual is at most this times |θ|
+LOWRANK_GAIN = 2.0  # "auto" uses the low-rank preconditioner when it divides κ_max by this much
+SPECTRUM_SEED_OFFSET = 7919  # the start vectors' generator: seed + this (not the run's stream)
+
+
+class LowRankRoot:
+    """A = a₀·I + U·diag(a − a₀)·Uᵀ (U [D, k] with orthonormal columns, a [k] > 0, a₀ > 0),
+    symmetric positive definite, applied to row vectors as ``v @ A`` (the way the sampler applies
+    the dense M^{1/2}): a₀·v + ((v·U)·(a − a₀))·Uᵀ."""
+
+    def __init__(self, basis: Tensor, values: Tensor, base: float) -> None:
+        self.basis, self.values, self.base = basis, values, float(base)
+        self._shift = (values - base).to(basis.dtype)
+
+    def __rmatmul__(self, v: Tensor) -> Tensor:
+        return v * self.base + ((v @ self.basis) * self._shift) @ self.basis.T
+
+    def power(self, p: float) -> LowRankRoot:
+        """A^p (same eigenvectors, eigenvalues to the power p)."""
+        return LowRankRoot(self.basis, self.values**p, self.base**p)
+
+    @property
+    def rank(self) -> int:
+        return int(self.basis.shape[1])
+
+    def to_dense(self) -> Tensor:
+        """A as a [D, D] matrix (tests and small models only)."""
+        eye = torch.eye(self.basis.shape[0], dtype=self.basis.dtype, device=self.basis.device)
+        return eye @ self
+
+
+@dataclass(frozen=True)
+class SpectrumInfo:
+    """What rounds of deflated Lanczos found of H = ∇²L_n(w*) (``deflated_spectrum``): locked
+    eigenpairs (converged relevant Ritz pairs of earlier rounds) and the last round's Ritz pairs
+    on their orthogonal complement; and what the plan reads from them (module docstring)."""
+
+    locked_values: Tensor  # [k] float64
+    locked_vectors: Tensor  # [D, k]
+    rest: Ritz  # the last round, on the complement of the locked vectors
+    nbeta: float
+    floor: float  # c = γ + α (or the tiny floor when that is 0)
+
+    @property
+    def products(self) -> int:
+        """Hessian-vector products used in all rounds (``rest.products`` counts them all)."""
+        return self.rest.products
+
+    @property
+    def values(self) -> Tensor:
+        """Every Ritz value, ascending (locked and the last round's)."""
+        return torch.cat([self.locked_values, self.rest.values]).sort().values
+
+    @property
+    def lowest(self) -> float:
+        """The smallest eigenvalue of H (the lowest Ritz value)."""
+        return float(self.values[0])
+
+    @property
+    def highest(self) -> float:
+        return float(self.values[-1])
+
+    def _curv(self, theta: Tensor) -> Tensor:
+        return self.nbeta * theta.clamp_min(0) + self.floor
+
+    def _is_relevant(self, theta: Tensor) -> Tensor:
+        return self.nbeta * theta >= self.floor
+
+    @property
+    def relevant_count(self) -> int:
+        return int(self._is_relevant(self.values).sum())
+
+    @property
+    def condition_number(self) -> float:
+        """(nβ·h_max + c)/(nβ·max(h_min, 0) + c)."""
+        return float(self._curv(self.values).max() / self._curv(self.values[:1])[0])
+
+    def laplace_llc(self) -> float:
+        """½·tr(nβH⁺(nβH⁺ + c)⁻¹): exact over the locked eigenpairs, Lanczos quadrature on the
+        complement (exact if that run's Krylov space is invariant and its start vector has
+        weight on every eigenvector there)."""
+        nb, c = self.nbeta, self.floor
+
+        def f(t: Tensor) -> Tensor:
+            h = nb * t.clamp_min(0)
+            return h / (h + c)
+
+        return 0.5 * (float(f(self.locked_values).sum()) + self.rest.spectral_sum(f))
+
+    def _pairs(self) -> tuple[Tensor, Tensor, Tensor]:
+        """(θ [m], vectors [D, m], whitened mask [m]) over locked and last-round pairs: locked
+        ones are whitened, and the last round's converged relevant ones."""
+        r = self.rest
+        conv = r.residuals <= CONVERGED_TOL * r.values.abs()
+        theta = torch.cat([self.locked_values, r.values])
+        vecs = torch.cat([self.locked_vectors, r.vectors], 1)
+        white = torch.cat(
+            [
+                torch.ones_like(self.locked_values, dtype=torch.bool),
+                conv & self._is_relevant(r.values),
+            ]
+        )
+        return theta, vecs, white
+
+    def slow_directions(self, k: int) -> tuple[Tensor, Tensor]:
+        """The k relevant Ritz vectors of smallest curvature, [D, k], and their curvatures
+        nβ·θ + c [k] (in the model's dtype)."""
+        theta, vecs, _ = self._pairs()
+        order = torch.argsort(theta)
+        idx = order[self._is_relevant(theta[order])][:k]
+        return vecs[:, idx], self._curv(theta[idx]).to(vecs.dtype)
+
+    def slowest_is_whitened(self) -> bool:
+        theta, _, white = self._pairs()
+        rel = self._is_relevant(theta)
+        if not bool(rel.any()):
+            return False
+        i = int(torch.nonzero(rel).flatten()[torch.argmin(theta[rel])])
+        return bool(white[i])
+
+    def rest_curvature(self) -> float:
+        """κ_r: the curvature the preconditioner gives every direction it does not whiten (the
+        largest left out, at least the smallest whitened one)."""
+        theta, _, white = self._pairs()
+        k = self._curv(theta)
+        rest = float(k[~white].max()) if bool((~white).any()) else self.floor
+        return max(rest, float(k[white].min())) if bool(white.any()) else rest
+
+    @property
+    def rank(self) -> int:
+        return int(self._pairs()[2].sum())
+
+    def gain(self) -> float:
+        """How many times the preconditioner lowers the stiffest curvature: κ_max/κ_r."""
+        return float(self._curv(self.values).max()) / self.rest_curvature()
+
+    def preconditioner(self) -> tuple[LowRankRoot, LowRankRoot]:
+        """(M, M^{1/2}) (module docstring)."""
+        theta, vecs, white = self._pairs()
+        u = vecs[:, white]
+        inv = (1.0 / self._curv(theta[white])).to(u.dtype)
+        m = LowRankRoot(u, inv, 1.0 / self.rest_curvature())
+        return m, m.power(0.5)
+
+
+def subset_hvp(
+    f: Callable[[Tensor, object], Tensor],
+    data: object,
+    indices: Tensor,
+    w_star: Tensor,
+    chunk: int,
+) -> Callable[[Tensor], Tensor]:
+    """v ↦ ∇²L(w*)·v with L the mean of ``f(w, batch)`` over the rows ``indices`` of ``data``,
+    chunk by chunk, each chunk's gradient graph built once (double backward)."""
+    m = indices.numel()
+    parts = []
+    ww = w_star.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        for s in range(0, m, chunk):
+            rows = indices[s : s + chunk]
+            (g,) = torch.autograd.grad(f(ww, take(data, rows)), ww, create_graph=True)
+            parts.append((g, rows.numel() / m))
+
+    def hvp(v: Tensor) -> Tensor:
+        out = torch.zeros_like(v)
+        with torch.enable_grad():
+            for g, weight in parts:
+                if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
+                    continue
+                (hv,) = torch.autograd.grad(
+                    g, ww, grad_outputs=v, retain_graph=True, allow_unused=True
+                )
+                if hv is not None:
+                    out += hv.detach() * weight
+        return out
+
+    return hvp
+
+
+def difference_subset_hvp(
+    f: Callable[[Tensor, object], Tensor], data: object, indices: Tensor, w_star: Tensor, chunk: int
+) -> Callable[[Tensor], Tensor]:
+    """v ↦ (∇L(w* + h·v) − ∇L(w* − h·v))/(2h), h = ε_mach^{1/3}·(1 + max|w*|)/‖v‖: the fallback
+    where double backward is not finite (``model._difference_hvp``)."""
+    m = indices.numel()
+    scale = torch.finfo(w_star.dtype).eps ** (1 / 3) * (1 + float(w_star.abs().max()))
+
+    def grad(w: Tensor) -> Tensor:
+        total = torch.zeros_like(w)
+        for s in range(0, m, chunk):
+            rows = indices[s : s + chunk]
+            with torch.enable_grad():
+                ww = w.detach().clone().requires_grad_(True)
+                (g,) = torch.autograd.grad(f(ww, take(data, rows)), ww, allow_unused=True)
+            if g is not None:
+                total += g * (rows.numel() / m)
+        return total
+
+    def hvp(v: Tensor) -> Tensor:
+        h = scale / max(float(v.norm()), 1e-30)
+        return (grad(w_star + h * v) - grad(w_star - h * v)) / (2 * h)
+
+    return hvp
+
+
+def deflated_spectrum(
+    hvp: Callable[[Tensor], Tensor],
+    w_star: Tensor,
+    seed: int,
+    nbeta: float,
+    gamma: float,
+    alpha: float,
+) -> SpectrumInfo:
+    """Rounds of ``ROUND_STEPS`` Lanczos steps, each from a fresh random start (a generator
+    seeded ``seed`` + ``SPECTRUM_SEED_OFFSET``) on the complement of the eigenvectors locked so
+    far: a round's converged relevant Ritz pairs are locked and another round runs, until a
+    round finds none, nothing relevant is left (nβ·θ_max < c), or ``MAX_PRODUCTS`` products or
+    ``MAX_LOCKED`` (``LOCKED_NUMBERS``) vectors are used. The last round is kept whole."""
+    from numeric.precondition import floor_of
+
+    d = w_star.numel()
+    gen = torch.Generator().manual_seed(seed + SPECTRUM_SEED_OFFSET)
+    max_locked = min(MAX_LOCKED, LOCKED_NUMBERS // d, d - 1)
+    vals = torch.zeros(0, dtype=torch.float64)
+    vecs = w_star.new_zeros(d, 0)
+    used = 0
+    floor = None
+    while True:
+        start = random_start(d, gen, w_star)
+        steps = min(ROUND_STEPS, MAX_PRODUCTS - used)
+        ritz = lanczos(hvp, start, steps, vecs.T if vecs.shape[1] else None)
+        used += ritz.products
+        if floor is None:
+            floor = floor_of(nbeta, gamma, alpha, float(ritz.values.max()))
+        conv = ritz.residuals <= CONVERGED_TOL * ritz.values.abs()
+        new = torch.nonzero(conv & (nbeta * ritz.values >= floor)).flatten().flip(0)
+        room = max_locked - vecs.shape[1]
+        more = used + 2 <= MAX_PRODUCTS and ritz.space - new.numel() > 1
+        if new.numel() == 0 or room <= 0 or not more:
+            break
+        new = new[:room]
+        vals = torch.cat([vals, ritz.values[new]])
+        vecs = torch.cat([vecs, ritz.vectors[:, new]], 1)
+    rest = Ritz(
+        ritz.values, ritz.vectors, ritz.residuals, ritz.weights, used, ritz.invariant, ritz.space
+    )
+    return SpectrumInfo(vals, vecs, rest, nbeta, floor)
+
+
+def finite(info: SpectrumInfo) -> bool:
+    return bool(torch.isfinite(info.values).all()) and math.isfinite(
+        float(info.rest.residuals.max())
+    )
+
+
+def hessian_spectrum(
+    model, w_star: Tensor, seed: int, nbeta: float, gamma: float, alpha: float
+) -> SpectrumInfo:
+    """``deflated_spectrum`` of ∇²L_n(w*) on the samples ``model.full_data_hessian`` uses (all
+    of them up to ``HESSIAN_SAMPLES``, else a fixed random subset from ``seed``): by double
+    backward, or by differences of the gradient where that is not finite."""
+    from numeric.model import HESSIAN_CHUNK, hessian_subset
+
+    idx = hessian_subset(model.n, seed, w_star.device)
+    args = (w_star, seed, nbeta, gamma, alpha)
+    info = None
+    try:
+        info = deflated_spectrum(subset_hvp(model.f, model.data, idx, w_star, HESSIAN_CHUNK), *args)
+    except FloatingPointError:
+        pass
+    if info is None or not finite(info):
+        info = deflated_spectrum(
+            difference_subset_hvp(model.f, model.data, idx, w_star, HESSIAN_CHUNK), *args
+        )
+    return info

@@ -1,0 +1,110 @@
+"""The beyond_quadratic finding (chains that left the region where the loss at w* is quadratic)
+and the still_relaxing one (draws extended while the chains were still drifting)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+import numeric
+from numeric.findings import Finding
+from numeric.localisation import check_beyond_quadratic
+
+DT = torch.float64
+
+
+def test_check_beyond_quadratic_on_numbers() -> None:
+    """Quiet when λ̂ is near the Laplace value and the curvature where the chains went is that at
+    w*; info when they depart but the run mixed; a warning naming larger γ values when the run
+    also has mixing findings."""
+    assert check_beyond_quadratic(2.05, 0.05, 2.0, 1.3, 1.0, 1.0, ()) == ()
+    (info,) = check_beyond_quadratic(4.3, 0.1, 2.94, 1.2, 1.0, 1.0, ())
+    assert (info.code, info.severity) == ("beyond_quadratic", "info")
+    assert info.values["llc"] == 4.3 and info.values["laplace"] == 2.94
+    capped = Finding("draws_capped", "warning", "")
+    (warn,) = check_beyond_quadratic(21.7, 0.8, 40.0, 900.0, 1.0, 1.0, (capped,))
+    assert warn.severity == "warning" and warn.values["curvature_ratio"] == 900.0
+    assert "gamma = 10 and 100" in warn.message and "draws_capped" in warn.message
+    # a departure within 3 standard errors is noise, not a finding
+    assert check_beyond_quadratic(2.8, 0.3, 2.0, 1.0, 1.0, 1.0, ()) == ()
+
+
+def test_singular_directions_beside_relevant_ones_are_reported() -> None:
+    """The rank-1 deep linear network 4-3-5-3 at its true parameter: the Hessian has 6 relevant
+    directions (Laplace value 2.79 at nβ = 263) and 36 flat ones along which L_n is quartic and
+    which carry λ = 5 − 2.94 beyond the quadratic picture. A short run says so (with its mixing
+    findings: a warning that names larger γ)."""
+    from verification.experiments.llc import mse_loss
+    from verification.experiments.teachers import dln_teacher
+
+    t = dln_teacher([4, 3, 5, 3], 1, seed=0)
+    data = t.sample(2000, torch.Generator().manual_seed(0))
+    loss_fn, w = numeric.from_module(t.module(), mse_loss)
+    est = numeric.estimate_llc(
+        loss_fn, w, data, num_chains=4, seed=0, num_burnin=300, num_draws=600
+    )
+    (f,) = [f for f in est.diagnostics if f.code == "beyond_quadratic"]
+    assert 2.5 < est.config.laplace_llc < 3.0  # 6 relevant directions: ½Σ nβh/(nβh + 1) < 3
+    assert f.values["llc"] > 1.25 * est.config.laplace_llc
+    assert f.values["curvature_ratio"] > 10  # the chains went where L_n is far stiffer
+    assert f.severity == "warning" and "gamma" in f.message
+
+
+def _trace_source(drift: float, chains: int = 4, seed: int = 0):
+    """``draws(k)``: k more draws of a [C, k] loss trace, white noise plus a random walk of step
+    sd ``drift`` (0: stationary; 0.04: still moving, its ESS no longer grows with its length)."""
+    from numeric.types import Trace
+
+    g = torch.Generator().manual_seed(seed)
+    walk = torch.zeros(chains, dtype=DT)
+
+    def draws(k: int) -> Trace:
+        out = torch.empty(chains, k, dtype=DT)
+        for i in range(k):
+            walk.add_(drift * torch.randn(chains, generator=g, dtype=DT))
+            out[:, i] = walk + torch.randn(chains, generator=g, dtype=DT)
+        return Trace(out, torch.zeros_like(out))
+
+    def observable(t: Trace):
+        return (t.loss - t.ref)[..., None].numpy()
+
+    return draws, observable
+
+
+def test_a_drifting_trace_is_extended_to_the_cap_and_is_an_error() -> None:
+    """A stationary trace reaches the ESS target and is quiet; one still moving loses ESS as draws
+    are added (35, 94, 8 over 220, 1,393, 3,253 draws), is extended to the cap, and the run is an
+    error (``still_relaxing``) instead of a low_ess warning."""
+    from numeric.sampling import check_still_relaxing, draws_until_mixed
+
+    draws, obs = _trace_source(0.0)
+    _, n, (ess, _), hist = draws_until_mixed(draws, 220, obs, extend=True, target_ess=200.0,
+                                             max_draws=20_000)  # fmt: skip
+    assert ess >= 200 and n == 220 and check_still_relaxing(hist, 200.0) == ()
+    draws, obs = _trace_source(0.04)
+    _, n, (ess, _), hist = draws_until_mixed(draws, 220, obs, extend=True, target_ess=200.0,
+                                             max_draws=20_000)  # fmt: skip
+    assert n == 20_000 and ess < 20 and hist[2][1] < hist[1][1]
+    (f,) = check_still_relaxing(hist, 200.0)
+    assert (f.code, f.severity) == ("still_relaxing", "error") and f.values["peak_ess"] > 90
+
+
+def test_extensions_continue_past_three_rounds_and_double_once_the_ess_stalls(monkeypatch) -> None:
+    """A loss ESS that falls as draws are added (131, 120, 110, 84), as on the digits MLP's
+    seed-0 run (131, 91, 68, 84 over 221, 370, 893, 2,892 draws, where three extensions
+    stopped): the rule doubles the draws while the ESS falls (the ESS-based size would add less)
+    and goes on past three extensions until the ESS reaches the target."""
+    from numeric import sampling
+
+    seen = iter([131.4, 120.0, 110.0, 84.3, 150.0, 230.0])
+    monkeypatch.setattr(sampling, "direction_ess", lambda obs: next(seen))
+    draws, obs = _trace_source(0.0)
+    _, n, (ess, _), hist = sampling.draws_until_mixed(
+        draws, 221, obs, extend=True, target_ess=200.0, max_draws=20_000, report=False
+    )
+    sizes = [k for k, _ in hist]
+    assert len(hist) == 6 and ess == 230.0 and n == sizes[-1]
+    assert sizes[2] == 2 * sizes[1] and sizes[3] >= 2 * sizes[2]  # stalled: at least doubled
+    assert sizes[4] == sizes[3] + math.ceil(sizes[3] * (220 / 84.3 - 1))  # sized from the ESS
+    assert sampling.check_still_relaxing(hist, 200.0) == ()  # it reached the target

@@ -1,0 +1,179 @@
+"""Lanczos, the deflated Hessian spectrum at w* and the low-rank preconditioner, each against a
+dense eigendecomposition or a closed form."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import numeric
+from numeric.lanczos import lanczos
+from numeric.model import full_data_hessian, setup_problem
+from numeric.options import LLCOptions
+from numeric.precondition import hessian_info
+from numeric.spectrum import LowRankRoot, deflated_spectrum, hessian_spectrum
+
+DT = torch.float64
+
+
+def _tanh_mlp_problem(d_in: int = 6, hidden: int = 12, n: int = 400, seed: int = 0):
+    """A tanh MLP d_in-hidden-1 at a random point (not a minimum: H has negative eigenvalues)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d_in, generator=g, dtype=DT)
+    y = torch.randn(n, 1, generator=g, dtype=DT)
+    params = {
+        "a": torch.randn(hidden, d_in, generator=g, dtype=DT) / math.sqrt(d_in),
+        "b": torch.randn(1, hidden, generator=g, dtype=DT) / math.sqrt(hidden),
+    }
+
+    def loss_fn(p, batch):
+        xb, yb = batch
+        return 0.5 * (torch.tanh(xb @ p["a"].T) @ p["b"].T - yb).square().mean()
+
+    return loss_fn, params, (x, y)
+
+
+def _problem(loss_fn, params, data, **opts):
+    o = LLCOptions(num_chains=2, seed=0, **opts)
+    return setup_problem(loss_fn, params, data, o), o
+
+
+def test_lanczos_extreme_eigenpairs_match_a_dense_eigendecomposition() -> None:
+    """The three largest and the lowest Hessian eigenvalues of a tanh MLP (D = 84) after 40
+    Lanczos steps, their vectors, and the residuals Lanczos reports (β_m·|s_m|) against
+    ‖H·y − θ·y‖ computed afresh."""
+    prob, _ = _problem(*_tanh_mlp_problem())
+    h = full_data_hessian(prob.model, prob.w_star, 0)
+    evals, evecs = torch.linalg.eigh(h)
+    g = torch.Generator().manual_seed(1)
+    ritz = lanczos(lambda v: h @ v, torch.randn(prob.dim, generator=g, dtype=DT), 40)
+    assert ritz.products == 40 and not ritz.invariant
+    top = ritz.values[-3:]
+    torch.testing.assert_close(top, evals[-3:], rtol=1e-9, atol=0)
+    assert float(evals[0]) < 0  # a random point: the lowest eigenvalue is negative
+    assert abs(float(ritz.values[0] - evals[0])) < 1e-6 * float(evals.abs().max())
+    overlap = (ritz.vectors[:, -1] @ evecs[:, -1]).abs()
+    assert float(overlap) > 1 - 1e-9
+    for j in (-1, -2, 0):
+        y, theta = ritz.vectors[:, j], ritz.values[j]
+        actual = float((h @ y - theta * y).norm())
+        assert actual == pytest.approx(float(ritz.residuals[j]), rel=1e-3, abs=1e-12)
+
+
+def test_lanczos_stops_on_an_invariant_krylov_space_and_deflation_finds_every_copy() -> None:
+    """A [60, 60] operator with eigenvalues 5 (multiplicity 4), 2 (multiplicity 3), 1 and zeros:
+    one run sees one vector per eigenspace and stops after 4 products (4 distinct values); rounds
+    on the complement of what is locked find all 8 nonzero directions."""
+    g = torch.Generator().manual_seed(0)
+    q, _ = torch.linalg.qr(torch.randn(60, 60, generator=g, dtype=DT))
+    ev = torch.zeros(60, dtype=DT)
+    ev[:4], ev[4:7], ev[7] = 5.0, 2.0, 1.0
+    a = (q * ev) @ q.T
+    one = lanczos(lambda v: a @ v, torch.randn(60, generator=g, dtype=DT), 30)
+    assert one.invariant and one.products == 4
+    torch.testing.assert_close(one.values, torch.tensor([0.0, 1.0, 2.0, 5.0], dtype=DT))
+    w = torch.zeros(60, dtype=DT)
+    info = deflated_spectrum(lambda v: a @ v, w, seed=0, nbeta=10.0, gamma=1.0, alpha=0.0)
+    assert sorted(info.locked_values.tolist()) == pytest.approx([1, 2, 2, 2, 5, 5, 5, 5])
+    # the locked vectors span exactly the nonzero eigenspaces
+    u = info.locked_vectors
+    torch.testing.assert_close(u.T @ u, torch.eye(8, dtype=DT), atol=1e-10, rtol=0)
+    torch.testing.assert_close(a @ u, u * info.locked_values, atol=1e-10, rtol=0)
+    # the Laplace value ½Σ nβh/(nβh + γ) is then exact: 4·50/51 + 3·20/21 + 10/11, halved
+    assert info.laplace_llc() == pytest.approx(0.5 * (4 * 50 / 51 + 3 * 20 / 21 + 10 / 11))
+
+
+def test_low_rank_root_is_the_square_root_of_its_square() -> None:
+    """S = a₀·I + U·diag(a − a₀)·Uᵀ applied as v @ S equals the dense matrix, S·S = S², and
+    ``power`` agrees with the matrix power: symmetric positive definite."""
+    g = torch.Generator().manual_seed(2)
+    u, _ = torch.linalg.qr(torch.randn(30, 5, generator=g, dtype=DT))
+    vals = torch.tensor([0.01, 0.1, 1.0, 4.0, 9.0], dtype=DT)
+    m = LowRankRoot(u, vals, 0.5)
+    dense = 0.5 * torch.eye(30, dtype=DT) + (u * (vals - 0.5)) @ u.T
+    torch.testing.assert_close(m.to_dense(), dense)
+    s = m.power(0.5)
+    torch.testing.assert_close(s.to_dense() @ s.to_dense(), dense, atol=1e-12, rtol=0)
+    assert float(torch.linalg.eigvalsh(s.to_dense()).min()) > 0
+    v = torch.randn(3, 30, generator=g, dtype=DT)
+    torch.testing.assert_close(v @ s, v @ s.to_dense())
+
+
+def test_spectrum_of_a_deep_linear_network_equals_the_dense_hessian() -> None:
+    """At the true parameter of a rank-1 deep linear network [3, 5, 6, 4] (D = 69) H has
+    r(d_in + d_out − r) = 6 nonzero eigenvalues, several of them repeated: the deflated spectrum
+    locks all 6, and its Laplace value, condition number and the preconditioner it builds equal
+    the dense Hessian's."""
+    from verification.experiments.llc import mse_loss
+    from verification.experiments.teachers import dln_teacher
+
+    t = dln_teacher([3, 5, 6, 4], 1, seed=3)
+    data = t.sample(2000, torch.Generator().manual_seed(0))
+    loss_fn, w = numeric.from_module(t.module(), mse_loss)
+    prob, _ = _problem(loss_fn, w, data)
+    dense = hessian_info(full_data_hessian(prob.model, prob.w_star, 0), prob.nbeta, 1.0, 0.0)
+    info = hessian_spectrum(prob.model, prob.w_star, 0, prob.nbeta, 1.0, 0.0)
+    assert int(dense.relevant.sum()) == 6 == info.rank == info.locked_values.numel()
+    assert info.laplace_llc() == pytest.approx(dense.laplace_llc(), rel=1e-9)
+    assert info.condition_number == pytest.approx(dense.condition_number, rel=1e-9)
+    _, s_dense = dense.preconditioner()
+    _, s_low = info.preconditioner()
+    torch.testing.assert_close(s_low.to_dense(), s_dense, atol=1e-8, rtol=1e-6)
+
+
+def _quadratic(d: int, stiff: int, n: int = 1000):
+    """½·Σ s_j (w_j − c_j)² times a data factor of mean 1: ``stiff`` eigenvalues 10²–10⁴ above a
+    bulk 10⁻²–1 (the low-rank preconditioner whitens the outliers)."""
+    s = torch.cat([torch.logspace(2, 4, stiff), torch.logspace(-2, 0, d - stiff)])
+    centre = torch.randn(d, generator=torch.Generator().manual_seed(0))
+    x = torch.ones(n, 1)
+
+    def loss_fn(p, b):
+        return 0.5 * (s * (p["w"] - centre).square()).sum() * b[0].square().mean()
+
+    return loss_fn, {"w": centre.clone()}, (x,), s
+
+
+def test_large_quadratic_with_outliers_lands_on_its_closed_form() -> None:
+    """D = 2,100 > 2,048: 12 outlier eigenvalues over a bulk. "auto" whitens them (low-rank
+    preconditioner, found by Lanczos), the slow-direction rule sets the run length, and the
+    estimate lands on λ_β = ½·Σ nβs/(nβs + γ) within 4 standard errors, with no error finding."""
+    loss_fn, w, data, s = _quadratic(2100, 12)
+    est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=0, batch_size=8)
+    ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
+    c = est.config
+    assert c.preconditioner == "lowrank"
+    # the 12 outliers and the top of the bulk whitened: the rest's stiffest curvature κ_r is the
+    # bulk's nβ·1 + γ at most, against nβ·10⁴ + γ unpreconditioned
+    rest = float(c.step_size_rule.split("κ_r = ")[1].split(")")[0])
+    assert rest <= est.nbeta + 1.0 and c.condition_number > 1e5
+    assert c.laplace_llc == pytest.approx(ref, rel=0.05)  # Lanczos quadrature on the bulk
+    assert math.isfinite(c.relaxation_steps) and math.isfinite(est.slow_ess)
+    assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
+    assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)
+
+
+def test_momentum_where_the_step_outpaces_the_slowest_direction() -> None:
+    """D = 2,100, curvatures nβ·s + γ over two decades and no outlier to whiten (the low-rank
+    preconditioner would gain less than 2×, so "auto" takes none): after adaptation κ/κ_min ≈ 45
+    ≥ 16, so the run switches from LM to BAOAB at critical damping of the slowest relevant
+    direction; its relaxation time is then ≈ 12 steps instead of 2/(ε·κ_min) ≈ 314, and the
+    estimate lands on the closed form with no finding. A well-conditioned linear regression keeps
+    LM."""
+    loss_fn, w, data, s = _quadratic(2100, 0, n=500)
+    est = numeric.estimate_llc(loss_fn, w, data, num_chains=2, seed=14, batch_size=8)
+    c = est.config
+    ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
+    assert c.preconditioner == "none" and c.integrator == "baoab"
+    kappa_min = est.nbeta * float(s[est.nbeta * s >= 1.0].min()) + 1.0
+    assert c.friction >= 2 * math.sqrt(kappa_min)  # critical damping, or raised for heating
+    assert c.relaxation_steps < 0.1 * 2 / (c.step_size * kappa_min)
+    assert est.diagnostics == (), est.diagnostics
+    assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(500, 3, generator=g, dtype=DT)
+    lin = numeric.GaussianLinear(x, x @ torch.tensor([1.0, -2.0, 0.5], dtype=DT))
+    est = numeric.estimate_llc(lin.loss_fn, {"w": lin.minimiser()}, lin.data, seed=0)
+    assert est.config.integrator == "lm"
