@@ -69,6 +69,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         proc.terminate()
     for proc in workers:
         proc.join(timeout=5)
+        if proc.is_alive():  # SIGTERM not acted on within 5 s
+            proc.kill()
+            proc.join(timeout=5)
 
 
 def _run_pool(
