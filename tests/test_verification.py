@@ -255,3 +255,62 @@ def test_models_refuse_strings_and_do_not_run_them(tmp_path: Path) -> None:
     # a sympy expression still gives the potential: K(w) = w² + 3w⁴ at w = 0.5 is 0.4375
     K = polynomial_potential(w**2 + 3 * w**4, (w,))
     assert K(torch.tensor([[0.5]], dtype=torch.float64)).item() == pytest.approx(0.4375)
+
+
+@pytest.mark.parametrize("widths", [(2, 2, 2), (3, 2, 3), (4, 3, 4), (3, 1, 2, 3)])
+def test_linear_network_min_loss_is_what_an_optimiser_reaches(widths) -> None:
+    """The reduced-rank closed form against L-BFGS from a random start: never above it (it is the
+    minimum) and within 1e-8 of it (the optimiser finds it)."""
+    import torch
+
+    from verification.cases import DLNCase, RRRCase
+    from verification.models import linear_network_min_loss, regression_problem
+
+    case = RRRCase(*widths, 0) if len(widths) == 3 else DLNCase(widths, 0)
+    prob = regression_problem(case, 2000, torch.Generator().manual_seed(8))
+    g = torch.Generator().manual_seed(1)
+    ps = {
+        k: (v + 0.3 * torch.randn(v.shape, generator=g, dtype=v.dtype)).requires_grad_()
+        for k, v in prob.params.items()
+    }
+    opt = torch.optim.LBFGS(
+        list(ps.values()), max_iter=3000, line_search_fn="strong_wolfe", tolerance_grad=1e-12
+    )
+
+    def closure():
+        opt.zero_grad()
+        loss = prob.loss_fn(ps, prob.data)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    reached = float(prob.loss_fn(ps, prob.data).detach())
+    lmin = linear_network_min_loss(case.widths, prob.data)
+    assert lmin <= reached + 1e-12 and reached - lmin < 1e-8
+    assert lmin < float(prob.loss_fn(prob.params, prob.data))  # w* = 0 is not the minimum
+
+
+def test_linear_network_targets_subtract_the_data_shift() -> None:
+    """On RRR M = N = H = 2 (λ = 3/2, m = 1) at n = 10⁴ the chains sit at w* = 0, nβ·(L_n(0) −
+    min L_n) above the minimum: the target moves down by exactly that, computed here by hand
+    from the least-squares fit (H = 2 is full rank, so min L_n is ordinary least squares)."""
+    import math
+
+    import torch
+
+    from verification.cases import RRRCase
+    from verification.catalogue import _shifted_target
+    from verification.models import regression_problem
+
+    case = RRRCase(2, 2, 2, 0)
+    prob = regression_problem(case, 10_000, torch.Generator().manual_seed(8))
+    x, y = prob.data
+    resid = y - x @ torch.linalg.pinv(x) @ y
+    shift_by_hand = (
+        (10_000 / math.log(10_000))
+        * 0.5
+        * float(y.square().sum(-1).mean() - resid.square().sum(-1).mean())
+    )
+    target = _shifted_target(case, prob, case.exact(), 10_000 / math.log(10_000))
+    assert target.value == pytest.approx(1.5 - shift_by_hand, abs=1e-9)
+    assert 0.5 < shift_by_hand < 1.0 and target.abserr == 0.0

@@ -16,7 +16,12 @@ from torch import Tensor
 
 from .cases import DLNCase, PotentialCase, RRRCase
 
-__all__ = ["RegressionProblem", "polynomial_potential", "regression_problem"]
+__all__ = [
+    "RegressionProblem",
+    "linear_network_min_loss",
+    "polynomial_potential",
+    "regression_problem",
+]
 
 
 def _polynomial(K: object, variables: object) -> sp.Poly:
@@ -139,3 +144,20 @@ def regression_problem(
             return 0.5 * (syy - 2 * c * sxy + c * c * sxx)
 
     return RegressionProblem(loss_fn, params, (x, y), potential)
+
+
+def linear_network_min_loss(widths: Sequence[int], data: tuple[Tensor, Tensor]) -> float:
+    """min L_n over a linear network with these widths: ½·mean‖y − xCᵀ‖² over matrices C of rank
+    at most H = min(widths), exactly (reduced-rank regression).
+
+    With B̂ the least-squares solution and F = xB̂ the fitted values, y − xCᵀ splits into the
+    residual y − F and F − xCᵀ, orthogonal to it; the best rank-H F − xCᵀ is F's truncated SVD
+    (Eckart–Young), so min L_n = ½·mean‖y − F_H‖² with F_H the rank-H truncation of F.
+    """
+    x, y = data
+    x, y = x.double(), y.double()
+    fitted = x @ torch.linalg.lstsq(x, y).solution
+    u, sv, vh = torch.linalg.svd(fitted, full_matrices=False)
+    h = min(widths)
+    fitted_h = (u[:, :h] * sv[:h]) @ vh[:h]
+    return float(0.5 * (y - fitted_h).square().sum(-1).mean())

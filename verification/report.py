@@ -203,8 +203,11 @@ def write_report(report: Report, out: Path) -> Path:
         "λ_target is the λ_β reference where there is one: the value a perfect sampler returns at "
         "this n, nβ and γ (closed form for linear regression; quadrature of K for potentials, and "
         "of the data's L_n for normal-crossing regressions, whose chains sit at the true "
-        "parameter, not at a minimum of L_n). Elsewhere it is λ − (m − 1)/log nβ, with half that "
-        "shift, and β·λ for regressions localised at the true parameter, as σ_bias.",
+        "parameter, not at a minimum of L_n). For linear networks, whose chains also sit at the "
+        "true parameter, it is λ − (m − 1)/log nβ − nβ·(L_n(w*) − min L_n), the data's shift "
+        "computed exactly (first order for a singular model), with β·λ in σ_bias. Elsewhere it is "
+        "λ − (m − 1)/log nβ, with half that shift, and β·λ for regressions localised at the true "
+        "parameter, as σ_bias.",
         "",
         format_table(report.records),
         *(["", notes] if (notes := format_findings(report.records)) else []),
