@@ -50,7 +50,7 @@ DeltaAt = Callable[[Tensor], Tensor]
 
 def probe_points(w_star: Tensor, floor: float, seed: int, count: int = PROBES) -> Tensor:
     """``count`` points w* + ξ/√(γ + α) [count, D] from a generator seeded with seed + offset."""
-    gen = torch.Generator(device=w_star.device).manual_seed(seed + SEED_OFFSET)
+    gen = torch.Generator(device=w_star.device).manual_seed((seed + SEED_OFFSET) % 2**64)
     xi = torch.randn(
         (count, w_star.numel()), generator=gen, device=w_star.device, dtype=w_star.dtype
     )
