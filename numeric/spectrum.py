@@ -266,7 +266,7 @@ def deflated_spectrum(
     from numeric.precondition import floor_of
 
     d = w_star.numel()
-    gen = torch.Generator().manual_seed(seed + SPECTRUM_SEED_OFFSET)
+    gen = torch.Generator().manual_seed((seed + SPECTRUM_SEED_OFFSET) % 2**64)
     max_locked = min(MAX_LOCKED, LOCKED_NUMBERS // d, d - 1)
     vals = torch.zeros(0, dtype=torch.float64)
     vecs = w_star.new_zeros(d, 0)
