@@ -124,3 +124,18 @@ def test_same_seed_same_bits_in_other_processes() -> None:
         )
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     assert all(run == runs[0] for run in runs), runs
+
+
+def test_the_largest_seed_runs_every_seeded_stage() -> None:
+    """seed = 2^64 − 1 is allowed; stages that derive their own generators from it (the
+    unreached-region probes: seed + 7919) wrap instead of overflowing torch's generator."""
+    est = numeric.estimate_llc_potential(
+        lambda w: w[..., 0] ** 2 + w[..., 1] ** 4,
+        [0.0, 0.0],
+        1000,
+        num_chains=2,
+        seed=2**64 - 1,
+        num_burnin=50,
+        num_draws=100,
+    )
+    assert est.config.seed == 2**64 - 1 and 0.0 < est.mean < 2.0
