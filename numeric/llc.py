@@ -55,7 +55,14 @@ from numeric.result import (
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.types import Constants, Draws, Tuning, Warmup
-from numeric.warmup import RESTART_FACTOR, can_restart, relax, restart_finding, warm_up
+from numeric.warmup import (
+    RESTART_FACTOR,
+    can_restart,
+    relax,
+    restart_finding,
+    restarts_exhausted,
+    warm_up,
+)
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -166,6 +173,8 @@ def estimate_llc(
             break
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
+                if restarts:
+                    raise restarts_exhausted(err, restarts, opts.gamma) from err
                 raise
             restarts.append(restart_finding(err, opts.step_scale))
             opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)

@@ -37,7 +37,10 @@ the last burn-in steps for the draw rule, the steps done). Each rule, recorded i
   curvature measured where the chains were is not the largest they reach: products of powers at
   points on coordinate hyperplanes, y = x·w1·w2³ at the origin), the run starts again from w*
   with ``step_scale`` multiplied by ``RESTART_FACTOR``, at most ``MAX_RESTARTS`` times; the
-  ``divergence_restart`` finding says so. A given ``step_size`` is never changed.
+  ``divergence_restart`` finding says so. A given ``step_size`` is never changed. When the last
+  restart diverges too, the error says that the step was already cut and names the remedy that
+  works where the chains reach steep regions far from w* (deep linear networks at γ = 1: a
+  larger γ; ``restarts_exhausted``).
 
 With ``num_burnin`` given, the adaptation (at most that many steps) and then plain steps up to
 ``num_burnin``; with ``step_size`` given, no adaptation.
@@ -101,6 +104,26 @@ def restart_finding(err: DivergenceError, step_scale: float) -> Finding:
         f"{step_scale:g} (the curvature where the chains went exceeded the one measured); the run "
         f"was restarted from w* with step_scale = {new:g}",
         {"chain": float(err.chain), "step": float(err.step), "step_scale": step_scale},
+    )
+
+
+def restarts_exhausted(
+    err: DivergenceError, restarts: list[Finding], gamma: float
+) -> DivergenceError:
+    """The error after the last restart diverged as well: the automatic step was already cut, so
+    "reduce step_size" is not the advice; a larger γ keeps the chains out of the steep regions."""
+    cut = (1 / RESTART_FACTOR) ** len(restarts)
+    return DivergenceError(
+        f"diverged after {len(restarts)} restarts from w*",
+        chain=err.chain,
+        step=err.step,
+        cause=(
+            f"the automatic step was cut {cut:g}× and the chains still reached regions where the "
+            f"loss is far steeper than at w* (as along the rescaling directions of deep networks, "
+            f"which a weak localisation lets them follow); raise gamma (now {gamma:g}), e.g. "
+            f"gamma={10 * gamma:g}, to keep them nearer w*, or pass a smaller step_scale (the "
+            f"last run: {str(err).removesuffix(': ' + err.cause)})"
+        ),
     )
 
 

@@ -6,6 +6,7 @@ the same seed gives the same bits in another process."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -139,3 +140,22 @@ def test_the_largest_seed_runs_every_seeded_stage() -> None:
         num_draws=100,
     )
     assert est.config.seed == 2**64 - 1 and 0.0 < est.mean < 2.0
+
+
+def test_a_divergence_that_restarts_do_not_cure_names_gamma() -> None:
+    """A loss that is infinite beyond |w_j| = 0.4 (inside the localisation at γ = 1): every run
+    diverges, so after three restarts (ε cut 64×) the error says so and advises a larger γ,
+    not "reduce step_size, or leave it None" (it was None)."""
+    x = torch.randn(100, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+    def walled(p, b):
+        q = p["w"].square().sum() + 0 * b[0].mean()
+        return torch.where((p["w"].abs() > 0.4).any(), torch.full_like(q, float("inf")), q)
+
+    w = {"w": torch.zeros(2, dtype=torch.float64)}
+    with pytest.raises(numeric.DivergenceError, match="diverged after 3 restarts") as info:
+        numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0)
+    assert "cut 64×" in str(info.value) and "gamma=10" in str(info.value)
+    assert "leave it None" not in str(info.value)
+    est = numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0, gamma=1000.0)
+    assert math.isfinite(est.mean)  # the advice works: the chains stay inside the wall
