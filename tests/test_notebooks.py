@@ -38,7 +38,11 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
     client = nbclient.NotebookClient(
         nb, km=km, timeout=600, resources={"metadata": {"path": str(path.parent)}}
     )
-    client.execute(env={"MPLBACKEND": "Agg"})
+    try:
+        client.execute(env={"MPLBACKEND": "Agg"})
+    finally:  # nbclient shuts down only kernels it started itself; this one is ours
+        if km.has_kernel:
+            km.shutdown_kernel(now=True)
     errors = [
         o
         for c in nb.cells
