@@ -8,8 +8,9 @@
   ``llc_check`` fixture and ``--llc-profile``;
 * ``python -m verification`` — the verification report.
 
-Verdicts and reports convert to plain data with ``to_dict()``. Importing this package does not
-import pytest (only :mod:`verification.pytest_plugin` does).
+Verdicts and reports convert to plain data with ``to_dict()``. Only
+:mod:`verification.pytest_plugin` needs pytest: this package and every other module in it
+import on a plain install.
 """
 
 from .assertions import LLCMismatch, assert_llc_matches
