@@ -37,7 +37,7 @@ import torch
 from torch import Tensor
 from torch.func import vmap
 
-from numeric._linalg import one_thread
+from numeric.linalg import one_thread
 
 MAX_DENSE_DIM = 2048  # "auto" builds the dense preconditioner up to this many parameters
 
@@ -144,7 +144,7 @@ def difference_hessian(f: Callable[[Tensor], Tensor], w: Tensor, block: int = 64
 
 def hessian_info(h: Tensor, nbeta: float, gamma: float, alpha: float) -> HessianInfo:
     """Eigen-decomposition (float64) of a Hessian of L_n at w*."""
-    with one_thread():  # the same bits in every process (numeric._linalg)
+    with one_thread():  # the same bits in every process (numeric.linalg)
         evals, evecs = torch.linalg.eigh(h.double())
     evals, evecs = evals.to(h.dtype), evecs.to(h.dtype)
     h_max = float(evals.max()) if evals.numel() else 0.0

@@ -33,8 +33,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from numeric._linalg import least_squares, one_thread
 from numeric.errors import InvalidInputError
+from numeric.linalg import least_squares, one_thread
 from numeric.options import check_int, check_real
 
 MAX_POINTS_PER_AXIS = 100_001
@@ -72,7 +72,7 @@ class GaussianLinear:
         return (self.X, self.y)
 
     def minimiser(self) -> Tensor:
-        """The least-squares ŵ (the same bits in every process: numeric._linalg)."""
+        """The least-squares ŵ (the same bits in every process: numeric.linalg)."""
         return least_squares(self.X, self.y).to(self.X.dtype)
 
 
@@ -130,7 +130,7 @@ def _linear(
     H = 2 * m.loss_scale * X.T @ X / n
     P = nbeta * H + (gamma + alpha) * torch.eye(d, dtype=torch.float64)
     w_hat = least_squares(X, y)
-    with one_thread():  # the same bits in every process (numeric._linalg)
+    with one_thread():  # the same bits in every process (numeric.linalg)
         mu = torch.linalg.solve(P, nbeta * H @ w_hat + gamma * ws)
         tr = torch.trace(torch.linalg.solve(P, H))
     a, b = mu - w_hat, ws - w_hat

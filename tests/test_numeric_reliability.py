@@ -112,7 +112,7 @@ print(json.dumps([e.mean.hex(), e.loss_trace.sum().hex(), p.mean.hex(), p.loss_t
 
 def test_same_seed_same_bits_in_other_processes() -> None:
     """Five fresh processes (other hash seeds, other memory layouts, two torch threads) give
-    identical bits. Before numeric._linalg, ŵ from torch.linalg.lstsq differed in the last bit
+    identical bits. Before numeric.linalg, ŵ from torch.linalg.lstsq differed in the last bit
     in about one process in six."""
     runs = []
     for hash_seed in ("1", "2", "3", "4", "5"):

@@ -14,6 +14,8 @@ import sympy as sp
 import torch
 from torch import Tensor
 
+from numeric.linalg import least_squares, one_thread
+
 from .cases import DLNCase, PotentialCase, RRRCase
 
 __all__ = [
@@ -150,14 +152,14 @@ def linear_network_min_loss(widths: Sequence[int], data: tuple[Tensor, Tensor]) 
     """min L_n over a linear network with these widths: ½·mean‖y − xCᵀ‖² over matrices C of rank
     at most H = min(widths), exactly (reduced-rank regression).
 
-    With B̂ the least-squares solution and F = xB̂ the fitted values, y − xCᵀ splits into the
-    residual y − F and F − xCᵀ, orthogonal to it; the best rank-H F − xCᵀ is F's truncated SVD
-    (Eckart–Young), so min L_n = ½·mean‖y − F_H‖² with F_H the rank-H truncation of F.
+    With F = xB̂ the least-squares fit, y − xCᵀ splits into the residual y − F and F − xCᵀ,
+    orthogonal to it, and the best rank-H approximation of F leaves the squared singular values
+    of F beyond the H-th (Eckart–Young): min L_n = ½·mean‖y − F‖² + ½·Σ_{i>H} σ_i(F)²/n, the σ_i²
+    being the eigenvalues of FᵀF (numeric.linalg: the same bits in every process).
     """
-    x, y = data
-    x, y = x.double(), y.double()
-    fitted = x @ torch.linalg.lstsq(x, y).solution
-    u, sv, vh = torch.linalg.svd(fitted, full_matrices=False)
-    h = min(widths)
-    fitted_h = (u[:, :h] * sv[:h]) @ vh[:h]
-    return float(0.5 * (y - fitted_h).square().sum(-1).mean())
+    x, y = (t.double() for t in data)
+    fitted = x @ least_squares(x, y)
+    with one_thread():
+        sq_singular = torch.linalg.eigvalsh(fitted.T @ fitted)  # ascending
+    dropped = sq_singular[: max(sq_singular.numel() - min(widths), 0)].clamp(min=0).sum()
+    return float(0.5 * ((y - fitted).square().sum(-1).mean() + dropped / len(y)))

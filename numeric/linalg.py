@@ -32,7 +32,7 @@ def one_thread() -> Iterator[None]:
 
 
 def least_squares(x: Tensor, y: Tensor) -> Tensor:
-    """argmin_w ‖x w − y‖² for x of shape (n, d), y of shape (n,), in float64.
+    """argmin_w ‖x w − y‖² for x of shape (n, d) and y of shape (n,) or (n, k), in float64.
 
     x = QR with R upper triangular, w = R⁻¹Qᵀy when x has full column rank; otherwise the
     minimum-norm solution by the pseudo-inverse (rank decided at LAPACK's default tolerance).
@@ -47,5 +47,7 @@ def least_squares(x: Tensor, y: Tensor) -> Tensor:
             * (float(diag.max()) if diag.numel() else 0.0)
         )
         if x.shape[0] >= x.shape[1] and bool((diag > tol).all()):
-            return torch.linalg.solve_triangular(r, (q.T @ y)[:, None], upper=True)[:, 0]
+            rhs = (q.T @ y).reshape(x.shape[1], -1)
+            w = torch.linalg.solve_triangular(r, rhs, upper=True)
+            return w.reshape(x.shape[1], *y.shape[1:])
         return torch.linalg.pinv(x) @ y
