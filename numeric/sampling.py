@@ -158,7 +158,10 @@ class DataDraws:
         self.chains, self.tuning, self.every = chains, tuning, every
         self.track_positions, self.full_loss = track_positions, full_loss
         self.full_losses: list[Tensor] = []
-        self.visited: list[Tensor] = []  # positions at the full-loss evaluations (reach.py)
+        # positions at every ``stride``-th full-loss evaluation, for numeric.reach; halved and
+        # the stride doubled when full, so that they span the whole run, not its first part
+        self.visited: list[Tensor] = []
+        self.evaluations, self.stride = 0, 1
 
     def __call__(self, count: int) -> Trace:
         parts, done, every = [], 0, self.every
@@ -173,9 +176,16 @@ class DataDraws:
             if k == every:
                 pos = self.chains.position
                 self.full_losses.append(self.full_loss(pos))
-                if pos.shape[-1] <= MAX_DIM and len(self.visited) < MAX_VISITED:
-                    self.visited.append(pos.detach().clone())
+                if pos.shape[-1] <= MAX_DIM:
+                    self._keep(pos)
         return Trace.join(parts)
+
+    def _keep(self, pos: Tensor) -> None:
+        if self.evaluations % self.stride == 0:
+            self.visited.append(pos.detach().clone())
+            if len(self.visited) > MAX_VISITED:
+                self.visited, self.stride = self.visited[::2], 2 * self.stride
+        self.evaluations += 1
 
     def observable(self, t: Trace) -> np.ndarray:
         """What the draws are extended on: ‖w − w*‖² where the chains spread (target

@@ -5,6 +5,7 @@ the same seed gives the same bits in another process."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import subprocess
@@ -159,3 +160,17 @@ def test_a_divergence_that_restarts_do_not_cure_names_gamma() -> None:
     assert "leave it None" not in str(info.value)
     est = numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0, gamma=1000.0)
     assert math.isfinite(est.mean)  # the advice works: the chains stay inside the wall
+
+
+def test_visited_positions_span_the_whole_run() -> None:
+    """The unreached-region check measures from the nearest place the chains were; the kept
+    positions (at most MAX_VISITED) are thinned evenly, not the first ones of a long run."""
+    from numeric.sampling import MAX_VISITED, DataDraws
+
+    record = DataDraws.__new__(DataDraws)  # only the bookkeeping is exercised
+    record.visited, record.evaluations, record.stride = [], 0, 1
+    for i in range(1000):
+        record._keep(torch.tensor([float(i)]))
+    kept = [int(v) for v in record.visited]
+    assert len(kept) <= MAX_VISITED and kept[0] == 0 and kept[-1] >= 1000 - 2 * record.stride
+    assert len({b - a for a, b in itertools.pairwise(kept)}) == 1  # evenly spaced
