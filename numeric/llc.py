@@ -19,6 +19,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``warmup``            step size, friction raising and burn-in
 ``momentum``          LM → BAOAB where the adapted step outpaces the slowest direction
 ``sampling``          the number of draws, the draws, their extension until mixed
+``step_check``        the chains continued at ε/2: the step's bias, the extrapolation to ε → 0
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
@@ -54,6 +55,7 @@ from numeric.result import (
 )
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
+from numeric.step_check import CheckDraws, check_bias, run_check
 from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import (
     RESTART_FACTOR,
@@ -93,6 +95,7 @@ def estimate_llc(
     on_divergence: OnDivergence = "raise",
     progress: bool | None = None,
     compile: bool = False,
+    step_check: bool = True,
 ) -> LLCEstimate:
     r"""Estimate the local learning coefficient at ``params`` (= w*) with SGLD.
 
@@ -140,6 +143,11 @@ def estimate_llc(
     ``loss_fn`` object (``from_module`` returns equal ones for the same module), shapes and
     settings, so later estimates on the same model do not compile again. Worth it for long runs
     and for many estimates of one architecture (checkpoints, sweeps).
+
+    ``step_check`` (default on): after the draws the chains go on at ε/2 and
+    ``LLCEstimate.step_check`` holds λ̂(ε), λ̂(ε/2), the bias b ≈ 2·(λ̂(ε) − λ̂(ε/2)) at ε and the
+    extrapolation 2·λ̂(ε/2) − λ̂(ε); where |b| ≥ 3 standard errors the estimate is the
+    extrapolation and the ``step_size_bias`` finding says so (``numeric.step_check``).
     """
     opts = LLCOptions(
         nbeta=nbeta,
@@ -163,13 +171,14 @@ def estimate_llc(
         full_loss_every=full_loss_every,
         anchor_every=anchor_every,
         compile=compile,
+        step_check=step_check,
     )
     problem = setup_problem(loss_fn, params, data, opts)
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []
     while True:
         try:
-            run_plan, warm, drawn, alive = _run(problem, plan, opts)
+            run_plan, warm, drawn, check, alive = _run(problem, plan, opts)
             break
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
@@ -178,14 +187,15 @@ def estimate_llc(
                 raise
             restarts.append(restart_finding(err, opts.step_scale))
             opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)
-    return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
+    return _estimate(problem, run_plan, opts, warm, drawn, check, alive, tuple(restarts))
 
 
 def _run(
     problem: Problem, plan: LLCPlan, opts: LLCOptions
-) -> tuple[LLCPlan, Warmup, Draws, Tensor]:
-    """One run of the chains from w*: warm-up and draws, the random stream from ``opts.seed``;
-    the plan the run ended with (warm-up may switch LM to BAOAB: ``numeric.momentum``)."""
+) -> tuple[LLCPlan, Warmup, Draws, CheckDraws | None, Tensor]:
+    """One run of the chains from w*: warm-up, draws and the step-size check's draws at ε/2
+    (``numeric.step_check``), the random stream from ``opts.seed``; the plan the run ended with
+    (warm-up may switch LM to BAOAB: ``numeric.momentum``)."""
     gen = torch.Generator(device=problem.w_star.device)
     gen.manual_seed(opts.seed)
     kern = _kernel(problem, plan, opts)
@@ -209,7 +219,10 @@ def _run(
             chains, plan, opts, warm, problem.n, problem.batch_size,
             problem.model.full_loss, probes.heating,
         )  # fmt: skip
-    return plan, warm, drawn, chains.alive
+        check = None
+        if opts.step_check:
+            check = run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
+    return plan, warm, drawn, check, chains.alive
 
 
 def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
@@ -272,12 +285,14 @@ def _estimate(
     opts: LLCOptions,
     warm: Warmup,
     drawn: Draws,
+    check: CheckDraws | None,
     alive: Tensor,
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions,
-    positions, draws capped, still relaxing, beyond the quadratic region: in that order) and the
-    configuration."""
+    positions, draws capped, still relaxing, beyond the quadratic region, step-size bias: in that
+    order) and the configuration; the extrapolation to ε → 0 where the step-size check found a
+    significant bias (``numeric.step_check``)."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
@@ -290,6 +305,13 @@ def _estimate(
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
+    checked = None
+    if check is not None:
+        checked, stats, found = check_bias(
+            summary.stats, check, alive_np, problem.nbeta, tuning.step_size
+        )
+        findings.extend(found)
+        summary = summary._replace(stats=stats or summary.stats)
     return make_estimate(
         summary,
         init_loss=problem.init_loss,
@@ -300,6 +322,7 @@ def _estimate(
         slow_ess=slow_ess,
         slow_rhat=slow_rhat,
         minibatch_inflation=drawn.inflation,
+        step_check=checked,
     )
 
 

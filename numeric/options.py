@@ -170,6 +170,7 @@ class LLCOptions(SamplerOptions):
     full_loss_every: int | None = None
     anchor_every: int | None = None
     compile: bool = False
+    step_check: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -194,6 +195,7 @@ class LLCOptions(SamplerOptions):
         check_device(self.device)
         check_dtype(self.dtype, optional=True)
         check_bool("compile", self.compile)
+        check_bool("step_check", self.step_check)
 
 
 @dataclass(frozen=True)

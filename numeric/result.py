@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -25,6 +25,9 @@ from numeric.findings import (
     format_findings,
 )
 from numeric.types import Trace
+
+if TYPE_CHECKING:
+    from numeric.step_check import StepCheck
 
 
 def to_plain(x: Any) -> Any:
@@ -129,6 +132,9 @@ class LLCEstimate:
     # predicted factor by which minibatch noise heats the chains (1 + ε·nβ²·Var(ĝ)/4 times
     # sgld.noise_heating), measured at the final positions; nan for exact gradients
     minibatch_inflation: float = float("nan")
+    # λ̂ again at ε/2 and the extrapolation to ε → 0 (numeric.step_check; None: not run). Where
+    # it found a significant bias, mean, stderr, std and per_chain are the extrapolation's
+    step_check: StepCheck | None = None
 
     @property
     def delta_trace(self) -> np.ndarray:
@@ -257,6 +263,7 @@ def make_estimate(
     slow_ess: float = float("nan"),
     slow_rhat: float = float("nan"),
     minibatch_inflation: float = float("nan"),
+    step_check: StepCheck | None = None,
 ) -> LLCEstimate:
     """The ``LLCEstimate`` of a run; WBIC = n·(L_n(w*) + mean ΔL) at the WBIC temperature."""
     st = summary.stats
@@ -283,4 +290,5 @@ def make_estimate(
         slow_ess=slow_ess,
         slow_rhat=slow_rhat,
         minibatch_inflation=minibatch_inflation,
+        step_check=step_check,
     )

@@ -1,0 +1,160 @@
+"""The step-size check (numeric.step_check): λ̂ again at ε/2 and the extrapolation to ε → 0.
+
+The analytic case: a linear regression with the Hessian preconditioner M = (nβH + γ)⁻¹, full-batch
+gradients and the Euler integrator w' = w − (ε/2)·M∇U + √ε·M^{1/2}ξ. In the preconditioned
+coordinates U is ½‖z‖², each coordinate an AR(1) with coefficient 1 − ε/2, so its stationary
+variance is 1/(1 − ε/4) and nβ·E[L − L(w*)] = Λ/(1 − ε/4), Λ = ½Σ nβh/(nβh + γ) (the Laplace
+value, exact here). At ε = 1: λ̂(ε) = (4/3)·Λ, λ̂(ε/2) = (8/7)·Λ, and the extrapolation
+2λ̂(ε/2) − λ̂(ε) = (20/21)·Λ (what is left is second order).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import numeric
+from numeric.result import chain_stats
+from numeric.step_check import (
+    MIN_DRAWS,
+    MIN_RELAX,
+    SIGNIFICANT,
+    CheckDraws,
+    check_bias,
+    check_lengths,
+)
+from numeric.types import Trace, Tuning
+
+
+def _linear(n: int = 4000, d: int = 6, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = x @ torch.randn(d, generator=g, dtype=torch.float64) + torch.randn(
+        n, generator=g, dtype=torch.float64
+    )
+    m = numeric.GaussianLinear(x, y)
+    return m, {"w": m.minimiser()}
+
+
+def _euler(step_size: float, step_check: bool = True, seed: int = 0) -> numeric.LLCEstimate:
+    m, w = _linear()
+    return numeric.estimate_llc(
+        m.loss_fn,
+        w,
+        m.data,
+        integrator="euler",
+        preconditioner="hessian",
+        step_size=step_size,
+        batch_size=m.data[0].shape[0],
+        num_chains=8,
+        num_burnin=200,
+        num_draws=4000,
+        seed=seed,
+        step_check=step_check,
+    )
+
+
+@pytest.fixture(scope="module")
+def euler_one() -> numeric.LLCEstimate:
+    return _euler(1.0)
+
+
+def test_euler_bias_is_found_and_extrapolated_away(euler_one: numeric.LLCEstimate) -> None:
+    est = euler_one
+    lam = est.config.laplace_llc
+    c = est.step_check
+    assert c is not None and c.applied
+    assert abs(c.llc_at_step - 4 / 3 * lam) < 4 * c.stderr_at_step
+    assert abs(c.llc_at_half_step - 8 / 7 * lam) < 4 * c.stderr_at_half_step
+    assert abs(c.bias - 8 / 21 * lam) < 4 * c.bias_stderr  # 2·(4/3 − 8/7)·Λ
+    # the estimate is the extrapolation, (20/21)·Λ up to its error
+    assert est.mean == c.extrapolated and est.stderr == c.extrapolated_stderr
+    assert abs(est.mean - 20 / 21 * lam) < 4 * est.stderr
+    assert abs(est.mean - lam) < 0.1 * lam  # against +33% at ε = 1
+    np.testing.assert_allclose(est.per_chain.mean(), est.mean)
+    codes = [f.code for f in est.diagnostics]
+    assert "step_size_bias" in codes
+    found = next(f for f in est.diagnostics if f.code == "step_size_bias")
+    assert found.severity == "warning" and "step_scale" in found.message
+
+
+def test_check_leaves_the_run_at_eps_untouched() -> None:
+    """The check runs after the draws: λ̂(ε), its traces and error are those of a run without it."""
+    on, off = _euler(0.1), _euler(0.1, step_check=False)
+    assert off.step_check is None
+    c = on.step_check
+    assert c is not None and c.llc_at_step == off.mean and c.stderr_at_step == off.stderr
+    np.testing.assert_array_equal(on.loss_trace, off.loss_trace)
+    if not c.applied:
+        assert on.mean == off.mean and on.stderr == off.stderr
+    # ε = 0.1: the bias is (1/(1 − 1/40) − 1)·Λ ≈ 2.6%·Λ, within the check's resolution
+    lam = on.config.laplace_llc
+    assert abs(c.bias - (1 / (1 - 0.025) - 1) * lam) < 4 * c.bias_stderr
+    assert c.step_size == pytest.approx(0.1)
+
+
+def test_small_step_is_not_corrected() -> None:
+    """LM on a Gaussian target samples the configuration exactly: no bias to find."""
+    m, w = _linear()
+    est = numeric.estimate_llc(m.loss_fn, w, m.data, num_chains=4, seed=3)
+    c = est.step_check
+    assert c is not None and not c.applied
+    assert abs(c.bias) < SIGNIFICANT * c.bias_stderr
+    assert est.mean == c.llc_at_step
+    assert "step_size_bias" not in [f.code for f in est.diagnostics]
+
+
+def test_check_lengths() -> None:
+    # τ = 4·1000/400 = 10 steps at ε: 80 steps of relaxation at ε/2, half the draws
+    assert check_lengths(1000, 400.0, 4) == (80, 500)
+    assert check_lengths(1000, 400.0, 4, efold=40.0) == (120, 500)  # 3 e-folds of the slowest
+    assert check_lengths(1000, 400.0, 4, efold=math.inf) == (80, 500)  # no such direction
+    assert check_lengths(1000, 4000.0, 4) == (MIN_RELAX, 500)  # short τ: the floor
+    assert check_lengths(1000, 2.0, 4) == (250, 500)  # at most a quarter of the draws
+    assert check_lengths(100, math.nan, 4) == (MIN_RELAX, MIN_DRAWS)
+
+
+def _trace(values: np.ndarray) -> Trace:
+    loss = torch.as_tensor(values)
+    return Trace(loss, torch.zeros_like(loss))
+
+
+def test_check_bias_arithmetic() -> None:
+    """Per chain 2·λ̂_c(ε/2) − λ̂_c(ε); errors added in quadrature; applied from 3 se."""
+    rng = np.random.default_rng(0)
+    main_x = 1.0 + 0.01 * rng.standard_normal((4, 400))
+    half_x = 0.8 + 0.01 * rng.standard_normal((4, 400))
+    nbeta = 10.0
+    main = chain_stats(main_x, nbeta)
+    alive = np.ones(4, dtype=bool)
+    check = CheckDraws(_trace(half_x), Tuning(0.05, math.nan), 60)
+    res, stats, found = check_bias(main, check, alive, nbeta, 0.1)
+    half = chain_stats(half_x, nbeta)
+    assert res.applied and stats is not None and len(found) == 1
+    assert res.num_relax == 60 and res.num_draws == 400 and res.step_size == 0.1
+    assert res.bias == pytest.approx(2 * (main.mean - half.mean))
+    assert res.bias_stderr == pytest.approx(2 * math.hypot(main.stderr, half.stderr))
+    assert res.extrapolated == pytest.approx(2 * half.mean - main.mean)
+    assert res.extrapolated_stderr == pytest.approx(math.hypot(2 * half.stderr, main.stderr))
+    np.testing.assert_allclose(stats.per_chain, 2 * half.per_chain - main.per_chain)
+    assert stats.mean == res.extrapolated and stats.stderr == res.extrapolated_stderr
+    # the same means: nothing to correct
+    res2, stats2, found2 = check_bias(main, CheckDraws(_trace(main_x), check.tuning, 60), alive,
+                                      nbeta, 0.1)  # fmt: skip
+    assert not res2.applied and stats2 is None and found2 == ()
+    assert res2.bias == 0.0
+
+
+def test_option_is_validated() -> None:
+    m, w = _linear(200, 2)
+    with pytest.raises(numeric.InvalidInputError, match="step_check"):
+        numeric.estimate_llc(m.loss_fn, w, m.data, step_check="yes")  # type: ignore[arg-type]
+
+
+def test_to_dict_carries_the_check(euler_one: numeric.LLCEstimate) -> None:
+    d = euler_one.to_dict()
+    assert d["step_check"]["applied"] is True
+    assert d["step_check"]["extrapolated"] == euler_one.mean
