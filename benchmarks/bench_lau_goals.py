@@ -22,6 +22,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from numeric.result import to_plain
 from verification.experiments import llc_at, sgd, train
 from verification.experiments.datasets import digits
 from verification.experiments.dln import dln_point
@@ -74,6 +75,7 @@ def mlp_rows(hidden: int, chains: int, train_steps: int) -> list[dict]:
             **p.to_dict(),
             "num_draws": est.config.num_draws,
             "num_burnin": est.config.num_burnin,
+            "step_check": to_plain(est.step_check),
             "wall_s": time.perf_counter() - t0,
         }
         print(json.dumps(row), flush=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -25,9 +25,6 @@ from numeric.findings import (
     format_findings,
 )
 from numeric.types import Trace
-
-if TYPE_CHECKING:
-    from numeric.step_check import StepCheck
 
 
 def to_plain(x: Any) -> Any:
@@ -82,6 +79,24 @@ class LLCConfig:
     anchor_every: int = 0  # steps between control-variate anchor refreshes (0: centred at w*)
     friction: float = float("nan")  # ξ of the BAOAB integrator (nan for the others)
     prior_exponents: tuple[float, ...] | None = None  # h of the prior Π|w_j − w*_j|^(h_j)
+
+
+@dataclass(frozen=True)
+class StepCheck:
+    """λ̂ at the run's ε and at ε/2, the bias b at ε and the extrapolation λ₀ to ε → 0."""
+
+    step_size: float  # ε of the draws; the check ran at ε/2
+    num_relax: int  # steps at ε/2 before the check's draws
+    num_draws: int  # draws per chain at ε/2
+    llc_at_step: float  # λ̂(ε)
+    stderr_at_step: float
+    llc_at_half_step: float  # λ̂(ε/2)
+    stderr_at_half_step: float
+    bias: float  # b ≈ 2·(λ̂(ε) − λ̂(ε/2))
+    bias_stderr: float
+    extrapolated: float  # λ₀ ≈ 2·λ̂(ε/2) − λ̂(ε)
+    extrapolated_stderr: float
+    applied: bool  # the estimate is the extrapolation (|b| ≥ 3 se: numeric.step_check)
 
 
 @dataclass(frozen=True)

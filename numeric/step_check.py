@@ -24,7 +24,6 @@ the estimate stays λ̂(ε) and ``LLCEstimate.step_check`` records b ± se (a bo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +31,7 @@ import numpy as np
 from numeric.chains import Chains
 from numeric.diagnostics import ess
 from numeric.findings import Finding
-from numeric.result import ChainStats, chain_stats
+from numeric.result import ChainStats, StepCheck, chain_stats
 from numeric.types import Trace, Tuning
 from numeric.warmup import relax as relax_steps
 
@@ -40,24 +39,6 @@ SIGNIFICANT = 3.0  # |b| / se(b) from which the extrapolation replaces λ̂(ε)
 RELAX_TAUS = 8.0  # relaxation at ε/2, in autocorrelation times of the loss at ε
 RELAX_EFOLDS = 3.0  # and in e-folding times at ε/2 of the slowest relevant direction
 MIN_RELAX, MIN_DRAWS = 50, 100
-
-
-@dataclass(frozen=True)
-class StepCheck:
-    """λ̂ at the run's ε and at ε/2, the bias b at ε and the extrapolation λ₀ to ε → 0."""
-
-    step_size: float  # ε of the draws; the check ran at ε/2
-    num_relax: int  # steps at ε/2 before the check's draws
-    num_draws: int  # draws per chain at ε/2
-    llc_at_step: float  # λ̂(ε)
-    stderr_at_step: float
-    llc_at_half_step: float  # λ̂(ε/2)
-    stderr_at_half_step: float
-    bias: float  # b ≈ 2·(λ̂(ε) − λ̂(ε/2))
-    bias_stderr: float
-    extrapolated: float  # λ₀ ≈ 2·λ̂(ε/2) − λ̂(ε)
-    extrapolated_stderr: float
-    applied: bool  # the estimate is the extrapolation (|b| ≥ SIGNIFICANT·se)
 
 
 class CheckDraws(NamedTuple):
