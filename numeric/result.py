@@ -182,6 +182,13 @@ class LLCEstimate:
         )
         if self.full_data is not None:
             head += f"\nfull-data LLC = {self.full_data.mean:.4g} ± {self.full_data.stderr:.2g}"
+        if (c := self.step_check) is not None:
+            head += (
+                f"\nstep check: LLC = {c.llc_at_step:.4g} ± {c.stderr_at_step:.2g} at ε, "
+                f"{c.llc_at_half_step:.4g} ± {c.stderr_at_half_step:.2g} at ε/2; bias at ε "
+                f"{c.bias:+.3g} ± {c.bias_stderr:.2g}"
+                + ("; the LLC above is the extrapolation to ε → 0" if c.applied else "")
+            )
         return head + "\n" + format_findings(self.diagnostics)
 
 

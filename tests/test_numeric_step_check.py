@@ -154,7 +154,8 @@ def test_option_is_validated() -> None:
         numeric.estimate_llc(m.loss_fn, w, m.data, step_check="yes")  # type: ignore[arg-type]
 
 
-def test_to_dict_carries_the_check(euler_one: numeric.LLCEstimate) -> None:
+def test_to_dict_and_str_carry_the_check(euler_one: numeric.LLCEstimate) -> None:
+    assert "the LLC above is the extrapolation to ε → 0" in str(euler_one)
     d = euler_one.to_dict()
     assert d["step_check"]["applied"] is True
     assert d["step_check"]["extrapolated"] == euler_one.mean
