@@ -97,6 +97,10 @@ class StepCheck:
     extrapolated: float  # λ₀ ≈ 2·λ̂(ε/2) − λ̂(ε)
     extrapolated_stderr: float
     applied: bool  # the estimate is the extrapolation (|b| ≥ 3 se: numeric.step_check)
+    # λ̂ over the second half of the check's draws minus the first: away from 0 by more than its
+    # error, the chains were still relaxing from ε when the check's draws began
+    drift: float = float("nan")
+    drift_stderr: float = float("nan")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,11 @@ per chain, their errors added in quadrature (the two stretches are treated as in
 |b| is at least ``SIGNIFICANT`` standard errors the estimate becomes the extrapolation (its error
 ≈ 4× larger: the price of removing the bias) and the ``step_size_bias`` finding says so; otherwise
 the estimate stays λ̂(ε) and ``LLCEstimate.step_check`` records b ± se (a bound on the bias).
+
+The relaxation can be too short: on the MLP above the check's λ̂(ε/2) was 49.35 ± 0.48 over 10,000
+draws and 48.29 ± 0.30 over 40,000 (a 4× longer run), so the extrapolation under-corrects when the
+check is short. ``drift`` (λ̂ over the second half of the check's draws minus the first) shows it;
+the finding says so where the drift is significant and runs from λ̂(ε) towards λ̂(ε/2).
 """
 
 from __future__ import annotations
@@ -79,12 +84,23 @@ def _stats(trace: Trace, alive: np.ndarray, nbeta: float) -> ChainStats:
     return chain_stats((loss - ref)[alive], nbeta)
 
 
+def _drift(trace: Trace, alive: np.ndarray, nbeta: float) -> tuple[float, float]:
+    """λ̂ over the second half of ``trace`` minus the first half, and its standard error."""
+    t = trace.steps // 2
+    if t < 4:
+        return math.nan, math.nan
+    first = _stats(Trace(trace.loss[:, :t], trace.ref[:, :t]), alive, nbeta)
+    second = _stats(Trace(trace.loss[:, t:], trace.ref[:, t:]), alive, nbeta)
+    return second.mean - first.mean, math.hypot(first.stderr, second.stderr)
+
+
 def check_bias(
     main: ChainStats, check: CheckDraws, alive: np.ndarray, nbeta: float, step_size: float
 ) -> tuple[StepCheck, ChainStats | None, tuple[Finding, ...]]:
     """The check's numbers; when the bias is significant, the extrapolated per-chain statistics
     (per chain 2·λ̂_c(ε/2) − λ̂_c(ε)) and the ``step_size_bias`` finding."""
     half = _stats(check.trace, alive, nbeta)
+    drift, drift_se = _drift(check.trace, alive, nbeta)
     diff = main.mean - half.mean
     bias, bias_se = 2 * diff, 2 * math.hypot(main.stderr, half.stderr)
     ext, ext_se = 2 * half.mean - main.mean, math.hypot(2 * half.stderr, main.stderr)
@@ -102,6 +118,8 @@ def check_bias(
         ext,
         ext_se,
         applied,
+        drift,
+        drift_se,
     )
     if not applied:
         return result, None, ()
@@ -130,11 +148,23 @@ def _finding(c: StepCheck) -> Finding:
         "(first order in ε: discretisation and minibatch gradient noise); the estimate is the "
         f"extrapolation to ε → 0, {c.extrapolated:.4g} ± {c.extrapolated_stderr:.2g}. To shrink "
         "the bias instead (and the error bar with it): a smaller step_scale, or a larger "
-        "batch_size",
+        "batch_size" + _still_relaxing(c),
         {
             "bias": c.bias,
             "bias_stderr": c.bias_stderr,
             "llc_at_step": c.llc_at_step,
             "llc_at_half_step": c.llc_at_half_step,
         },
+    )
+
+
+def _still_relaxing(c: StepCheck) -> str:
+    """The finding's warning when λ̂ at ε/2 was still moving away from λ̂(ε) during the check."""
+    if not (abs(c.drift) >= SIGNIFICANT * c.drift_stderr and c.drift * c.bias < 0):
+        return ""
+    return (
+        f". λ̂ at ε/2 was still moving during the check ({c.drift:+.3g} ± {c.drift_stderr:.2g} "
+        "from its first half to its second): the chains had not finished relaxing from ε, so the "
+        "bias is likely larger and the extrapolation still on the side of λ̂(ε); a longer run "
+        "(num_draws) gives the check more time"
     )

@@ -141,6 +141,18 @@ def test_check_bias_arithmetic() -> None:
     assert res.extrapolated_stderr == pytest.approx(math.hypot(2 * half.stderr, main.stderr))
     np.testing.assert_allclose(stats.per_chain, 2 * half.per_chain - main.per_chain)
     assert stats.mean == res.extrapolated and stats.stderr == res.extrapolated_stderr
+    # a check whose second half sits lower than its first: the chains were still relaxing
+    assert abs(res.drift) < SIGNIFICANT * res.drift_stderr  # (not here)
+    assert "still moving" not in found[0].message
+    relaxing = half_x.copy()
+    relaxing[:, :200] += 0.05
+    res3, _, found3 = check_bias(main, CheckDraws(_trace(relaxing), check.tuning, 60), alive,
+                                 nbeta, 0.1)  # fmt: skip
+    first = chain_stats(relaxing[:, :200], nbeta)
+    second = chain_stats(relaxing[:, 200:], nbeta)
+    assert res3.drift == pytest.approx(second.mean - first.mean)  # ≈ −0.5
+    assert res3.drift_stderr == pytest.approx(math.hypot(first.stderr, second.stderr))
+    assert res3.applied and "still moving" in found3[0].message
     # the same means: nothing to correct
     res2, stats2, found2 = check_bias(main, CheckDraws(_trace(main_x), check.tuning, 60), alive,
                                       nbeta, 0.1)  # fmt: skip
