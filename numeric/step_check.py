@@ -20,10 +20,12 @@ per chain, their errors added in quadrature (the two stretches are treated as in
 ≈ 4× larger: the price of removing the bias) and the ``step_size_bias`` finding says so; otherwise
 the estimate stays λ̂(ε) and ``LLCEstimate.step_check`` records b ± se (a bound on the bias).
 
-The relaxation can be too short: on the MLP above the check's λ̂(ε/2) was 49.35 ± 0.48 over 10,000
-draws and 48.29 ± 0.30 over 40,000 (a 4× longer run), so the extrapolation under-corrects when the
-check is short. ``drift`` (λ̂ over the second half of the check's draws minus the first) shows it;
-the finding says so where the drift is significant and runs from λ̂(ε) towards λ̂(ε/2).
+The relaxation can be too short (then the extrapolation under-corrects): on the MLP above the
+check's λ̂(ε/2) was 49.35 ± 0.48 over 10,000 draws and 48.29 ± 0.30 over 40,000 (a 4× longer run),
+a hint (z = 1.9) of that. ``drift`` is λ̂ over the second half of the check's draws minus the first;
+where it is significant and runs from λ̂(ε) towards λ̂(ε/2) the check's first half becomes
+relaxation and as many draws are added (at most ``MAX_EXTENSIONS`` times), and where it still is
+at the end the finding says so.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ SIGNIFICANT = 3.0  # |b| / se(b) from which the extrapolation replaces λ̂(ε)
 RELAX_TAUS = 8.0  # relaxation at ε/2, in autocorrelation times of the loss at ε
 RELAX_EFOLDS = 3.0  # and in e-folding times at ε/2 of the slowest relevant direction
 MIN_RELAX, MIN_DRAWS = 50, 100
+# times the check's first half becomes relaxation (and as many steps are drawn again) while its
+# λ̂ still moves away from λ̂(ε)
+MAX_EXTENSIONS = 2
 
 
 class CheckDraws(NamedTuple):
@@ -76,7 +81,25 @@ def run_check(chains: Chains, tuning: Tuning, draws: Trace, kappa_min: float) ->
     efold = relax_steps(half, kappa_min)
     relax, count = check_lengths(draws.steps, e, int(alive.sum()), efold)
     chains.advance(relax, half)
-    return CheckDraws(chains.advance(count, half), half, relax)
+    trace = chains.advance(count, half)
+    at_step = float(delta.mean())
+    for _ in range(MAX_EXTENSIONS):  # still relaxing: the first half becomes relaxation
+        if not _relaxing(trace, chains.alive.cpu().numpy(), at_step):
+            break
+        keep = trace.steps // 2
+        relax += trace.steps - keep
+        rest = Trace(trace.loss[:, trace.steps - keep :], trace.ref[:, trace.steps - keep :])
+        trace = Trace.join([rest, chains.advance(count - keep, half)])
+    return CheckDraws(trace, half, relax)
+
+
+def _relaxing(trace: Trace, alive: np.ndarray, at_step: float) -> bool:
+    """The check's λ̂ moved, from its first half to its second, by at least ``SIGNIFICANT``
+    standard errors away from λ̂(ε) (``at_step``, the mean loss difference at ε)."""
+    drift, se = _drift(trace, alive, 1.0)
+    loss, ref = trace.loss.double().cpu().numpy(), trace.ref.double().cpu().numpy()
+    away = at_step - float((loss - ref)[alive].mean())
+    return bool(abs(drift) >= SIGNIFICANT * se and drift * away < 0)
 
 
 def _stats(trace: Trace, alive: np.ndarray, nbeta: float) -> ChainStats:

@@ -171,3 +171,20 @@ def test_to_dict_and_str_carry_the_check(euler_one: numeric.LLCEstimate) -> None
     d = euler_one.to_dict()
     assert d["step_check"]["applied"] is True
     assert d["step_check"]["extrapolated"] == euler_one.mean
+
+
+def test_relaxing_rule() -> None:
+    """The check is extended while its λ̂ moves, half to half, away from λ̂(ε)."""
+    from numeric.step_check import _relaxing
+
+    rng = np.random.default_rng(1)
+    flat = 0.8 + 0.01 * rng.standard_normal((4, 400))
+    alive = np.ones(4, dtype=bool)
+    falling = flat.copy()
+    falling[:, :200] += 0.05  # first half nearer λ̂(ε) = 1.0
+    rising = flat.copy()
+    rising[:, 200:] += 0.05  # moving back towards λ̂(ε): not relaxation from ε
+    assert _relaxing(_trace(falling), alive, 1.0)
+    assert not _relaxing(_trace(flat), alive, 1.0)
+    assert not _relaxing(_trace(rising), alive, 1.0)
+    assert not _relaxing(_trace(falling), np.array([True, True, True, True]), 0.5)  # λ̂(ε) below
