@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from numeric.result import to_plain
 from verification.experiments import llc_at, sgd, train
 from verification.experiments.datasets import digits
-from verification.experiments.llc import mse_loss
+from verification.experiments.dln import dln_estimate
 from verification.experiments.networks import num_params, relu_mlp
 from verification.experiments.teachers import random_dln_teacher
 
@@ -36,17 +36,15 @@ def dln_rows(networks: int, lo: int, hi: int, n: int, chains: int) -> list[dict]
     for i in range(networks):
         t = random_dln_teacher(g, lo, hi)
         t0 = time.perf_counter()
-        try:  # as verification.experiments.dln.dln_point at the true parameter, keeping the
-            # whole estimate: its Laplace value and step-size check go into the row
-            data = t.sample(n, torch.Generator().manual_seed(i), torch.float64)
-            p, est = llc_at(t.module(torch.float64), mse_loss, data, num_chains=chains, seed=i)
+        try:
+            p, est = dln_estimate(t, n, num_chains=chains, seed=i)
             laplace = est.config.laplace_llc
             row = {
                 **t.to_dict(),
-                **p.to_dict(),
-                "rel_error": p.llc / float(t.lam) - 1,
+                **p.estimate.to_dict(),
+                "rel_error": p.rel_error,
                 "laplace_llc": laplace,
-                "rel_to_laplace": p.llc / laplace - 1,
+                "rel_to_laplace": p.estimate.llc / laplace - 1,
                 "step_check": to_plain(est.step_check),
             }
         except Exception as e:  # recorded, not hidden

@@ -55,7 +55,7 @@ from numeric.result import (
 )
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
-from numeric.step_check import CheckDraws, check_bias, run_check
+from numeric.step_check import check_bias, run_check
 from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import (
     RESTART_FACTOR,
@@ -178,7 +178,7 @@ def estimate_llc(
     restarts: list[Finding] = []
     while True:
         try:
-            run_plan, warm, drawn, check, alive = _run(problem, plan, opts)
+            run_plan, warm, drawn, alive = _run(problem, plan, opts)
             break
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
@@ -187,12 +187,12 @@ def estimate_llc(
                 raise
             restarts.append(restart_finding(err, opts.step_scale))
             opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)
-    return _estimate(problem, run_plan, opts, warm, drawn, check, alive, tuple(restarts))
+    return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
 
 
 def _run(
     problem: Problem, plan: LLCPlan, opts: LLCOptions
-) -> tuple[LLCPlan, Warmup, Draws, CheckDraws | None, Tensor]:
+) -> tuple[LLCPlan, Warmup, Draws, Tensor]:
     """One run of the chains from w*: warm-up, draws and the step-size check's draws at ε/2
     (``numeric.step_check``), the random stream from ``opts.seed``; the plan the run ended with
     (warm-up may switch LM to BAOAB: ``numeric.momentum``)."""
@@ -219,10 +219,11 @@ def _run(
             chains, plan, opts, warm, problem.n, problem.batch_size,
             problem.model.full_loss, probes.heating,
         )  # fmt: skip
-        check = None
         if opts.step_check:
-            check = run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
-    return plan, warm, drawn, check, chains.alive
+            drawn = drawn._replace(
+                check=run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
+            )
+    return plan, warm, drawn, chains.alive
 
 
 def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
@@ -285,7 +286,6 @@ def _estimate(
     opts: LLCOptions,
     warm: Warmup,
     drawn: Draws,
-    check: CheckDraws | None,
     alive: Tensor,
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
@@ -306,9 +306,9 @@ def _estimate(
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
     checked = None
-    if check is not None:
+    if drawn.check is not None:
         checked, stats, found = check_bias(
-            summary.stats, check, alive_np, problem.nbeta, tuning.step_size
+            summary.stats, drawn.check, alive_np, problem.nbeta, tuning.step_size
         )
         findings.extend(found)
         summary = summary._replace(stats=stats or summary.stats)

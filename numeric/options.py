@@ -106,6 +106,16 @@ def check_dtype(value: Any, *, optional: bool) -> None:
         raise InvalidInputError(f"dtype must be a floating-point torch.dtype, got {value!r}")
 
 
+SEED_LIMIT = 2**64  # a torch generator's seeds are below this
+SIDE_SEED_OFFSET = 7_919  # side streams (reach probes, Lanczos start vectors): seed + this
+
+
+def side_seed(seed: int) -> int:
+    """The seed of a side stream that must not share the run's: seed + ``SIDE_SEED_OFFSET``,
+    wrapped below ``SEED_LIMIT`` (the largest allowed seed overflowed torch's generator)."""
+    return (seed + SIDE_SEED_OFFSET) % SEED_LIMIT
+
+
 @dataclass(frozen=True)
 class SamplerOptions:
     """Settings both estimators share (``estimate_llc`` documents them)."""
@@ -144,7 +154,7 @@ class SamplerOptions:
                     f"{value * self.num_chains * 32 / 2**30:.3g} GiB); pass fewer"
                 )
         check_int("seed", self.seed, 0)
-        if self.seed >= 2**64:
+        if self.seed >= SEED_LIMIT:
             raise InvalidInputError(
                 f"seed must be below 2^64 (a torch generator's), got {self.seed}"
             )

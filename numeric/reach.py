@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from numeric.findings import Finding
+from numeric.options import side_seed
 
 MAX_DIM = 2048
 PROBES = 32
@@ -42,15 +43,14 @@ MAX_LOW = 4
 SEGMENT_POINTS = 8
 BARRIER = 10.0  # nβ·ΔL above both ends: a density ratio of e^-10
 LEVEL_QUANTILE = 95.0
-SEED_OFFSET = 7_919  # the probes' generator is seeded with seed + this
 
 # delta_at(w [P, D]) -> nβ·(L(w) − L(w*)) [P]
 DeltaAt = Callable[[Tensor], Tensor]
 
 
 def probe_points(w_star: Tensor, floor: float, seed: int, count: int = PROBES) -> Tensor:
-    """``count`` points w* + ξ/√(γ + α) [count, D] from a generator seeded with seed + offset."""
-    gen = torch.Generator(device=w_star.device).manual_seed((seed + SEED_OFFSET) % 2**64)
+    """``count`` points w* + ξ/√(γ + α) [count, D] from the side stream ``side_seed(seed)``."""
+    gen = torch.Generator(device=w_star.device).manual_seed(side_seed(seed))
     xi = torch.randn(
         (count, w_star.numel()), generator=gen, device=w_star.device, dtype=w_star.dtype
     )

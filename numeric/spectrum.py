@@ -40,6 +40,7 @@ from torch import Tensor
 
 from numeric.data import take
 from numeric.lanczos import Ritz, lanczos, random_start
+from numeric.options import side_seed
 
 ROUND_STEPS = 32  # Lanczos steps per round
 MAX_PRODUCTS = 256  # Hessian-vector products at w* in all rounds together
@@ -47,7 +48,6 @@ MAX_LOCKED = 128  # eigenvectors locked (and whitened) at most
 LOCKED_NUMBERS = 2**27  # ... and at most this many numbers (k·D) of them (512 MB of float32)
 CONVERGED_TOL = 0.05  # a Ritz pair is converged when its residual is at most this times |θ|
 LOWRANK_GAIN = 2.0  # "auto" uses the low-rank preconditioner when it divides κ_max by this much
-SPECTRUM_SEED_OFFSET = 7919  # the start vectors' generator: seed + this (not the run's stream)
 
 
 class LowRankRoot:
@@ -259,14 +259,14 @@ def deflated_spectrum(
     alpha: float,
 ) -> SpectrumInfo:
     """Rounds of ``ROUND_STEPS`` Lanczos steps, each from a fresh random start (a generator
-    seeded ``seed`` + ``SPECTRUM_SEED_OFFSET``) on the complement of the eigenvectors locked so
+    seeded ``options.side_seed(seed)``) on the complement of the eigenvectors locked so
     far: a round's converged relevant Ritz pairs are locked and another round runs, until a
     round finds none, nothing relevant is left (nβ·θ_max < c), or ``MAX_PRODUCTS`` products or
     ``MAX_LOCKED`` (``LOCKED_NUMBERS``) vectors are used. The last round is kept whole."""
     from numeric.precondition import floor_of
 
     d = w_star.numel()
-    gen = torch.Generator().manual_seed((seed + SPECTRUM_SEED_OFFSET) % 2**64)
+    gen = torch.Generator().manual_seed(side_seed(seed))
     max_locked = min(MAX_LOCKED, LOCKED_NUMBERS // d, d - 1)
     vals = torch.zeros(0, dtype=torch.float64)
     vecs = w_star.new_zeros(d, 0)

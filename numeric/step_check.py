@@ -31,7 +31,6 @@ at the end the finding says so.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
@@ -39,7 +38,7 @@ from numeric.chains import Chains
 from numeric.diagnostics import ess
 from numeric.findings import Finding
 from numeric.result import ChainStats, StepCheck, chain_stats
-from numeric.types import Trace, Tuning
+from numeric.types import CheckDraws, Trace, Tuning
 from numeric.warmup import relax as relax_steps
 
 SIGNIFICANT = 3.0  # |b| / se(b) from which the extrapolation replaces λ̂(ε)
@@ -49,14 +48,6 @@ MIN_RELAX, MIN_DRAWS = 50, 100
 # times the check's first half becomes relaxation (and as many steps are drawn again) while its
 # λ̂ still moves away from λ̂(ε)
 MAX_EXTENSIONS = 2
-
-
-class CheckDraws(NamedTuple):
-    """What the check stretch hands on: its draws at ε/2 and how they were run."""
-
-    trace: Trace
-    tuning: Tuning  # the run's tuning with ε halved
-    num_relax: int
 
 
 def check_lengths(
@@ -75,7 +66,7 @@ def run_check(chains: Chains, tuning: Tuning, draws: Trace, kappa_min: float) ->
     """The chains continued at ε/2 after ``draws`` at ε (``check_lengths``; ``kappa_min``: the
     slowest relevant curvature, nan when none is known): relaxation, then the check's draws."""
     alive = chains.alive.cpu().numpy()
-    delta = (draws.loss - draws.ref).double().cpu().numpy()[alive]
+    delta = _delta(draws, alive)
     e = ess(delta) if delta.shape[1] >= 4 else float(delta.size)
     half = tuning._replace(step_size=tuning.step_size / 2)
     efold = relax_steps(half, kappa_min)
@@ -90,21 +81,24 @@ def run_check(chains: Chains, tuning: Tuning, draws: Trace, kappa_min: float) ->
         relax += trace.steps - keep
         rest = Trace(trace.loss[:, trace.steps - keep :], trace.ref[:, trace.steps - keep :])
         trace = Trace.join([rest, chains.advance(count - keep, half)])
-    return CheckDraws(trace, half, relax)
+    return CheckDraws(trace, relax)
 
 
 def _relaxing(trace: Trace, alive: np.ndarray, at_step: float) -> bool:
     """The check's λ̂ moved, from its first half to its second, by at least ``SIGNIFICANT``
     standard errors away from λ̂(ε) (``at_step``, the mean loss difference at ε)."""
     drift, se = _drift(trace, alive, 1.0)
-    loss, ref = trace.loss.double().cpu().numpy(), trace.ref.double().cpu().numpy()
-    away = at_step - float((loss - ref)[alive].mean())
+    away = at_step - float(_delta(trace, alive).mean())
     return bool(abs(drift) >= SIGNIFICANT * se and drift * away < 0)
 
 
+def _delta(trace: Trace, alive: np.ndarray) -> np.ndarray:
+    """L_B(w_t) − L_B(w*) [live chain, step] in float64, as ``result.summarise_chains``."""
+    return (trace.loss.double().cpu().numpy() - trace.ref.double().cpu().numpy())[alive]
+
+
 def _stats(trace: Trace, alive: np.ndarray, nbeta: float) -> ChainStats:
-    loss, ref = trace.loss.double().cpu().numpy(), trace.ref.double().cpu().numpy()
-    return chain_stats((loss - ref)[alive], nbeta)
+    return chain_stats(_delta(trace, alive), nbeta)
 
 
 def _drift(trace: Trace, alive: np.ndarray, nbeta: float) -> tuple[float, float]:

@@ -125,6 +125,13 @@ class Warmup(NamedTuple):
     metric: bool = False  # potentials: position-dependent steps on
 
 
+class CheckDraws(NamedTuple):
+    """What the step-size check hands on: its draws at ε/2 and the steps of relaxation before."""
+
+    trace: Trace
+    num_relax: int
+
+
 class Draws(NamedTuple):
     """What sampling hands to the estimate."""
 
@@ -138,3 +145,4 @@ class Draws(NamedTuple):
     inflation: float = math.nan  # minibatch heating at the final positions (nan: exact ∇)
     visited: tuple[Tensor, ...] = ()  # chain positions [C, D] during and at the end of the draws
     ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check
+    check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.step_check)

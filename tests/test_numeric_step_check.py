@@ -18,15 +18,8 @@ import torch
 
 import numeric
 from numeric.result import chain_stats
-from numeric.step_check import (
-    MIN_DRAWS,
-    MIN_RELAX,
-    SIGNIFICANT,
-    CheckDraws,
-    check_bias,
-    check_lengths,
-)
-from numeric.types import Trace, Tuning
+from numeric.step_check import MIN_DRAWS, MIN_RELAX, SIGNIFICANT, check_bias, check_lengths
+from numeric.types import CheckDraws, Trace
 
 
 def _linear(n: int = 4000, d: int = 6, seed: int = 0):
@@ -130,7 +123,7 @@ def test_check_bias_arithmetic() -> None:
     nbeta = 10.0
     main = chain_stats(main_x, nbeta)
     alive = np.ones(4, dtype=bool)
-    check = CheckDraws(_trace(half_x), Tuning(0.05, math.nan), 60)
+    check = CheckDraws(_trace(half_x), 60)
     res, stats, found = check_bias(main, check, alive, nbeta, 0.1)
     half = chain_stats(half_x, nbeta)
     assert res.applied and stats is not None and len(found) == 1
@@ -146,7 +139,7 @@ def test_check_bias_arithmetic() -> None:
     assert "still moving" not in found[0].message
     relaxing = half_x.copy()
     relaxing[:, :200] += 0.05
-    res3, _, found3 = check_bias(main, CheckDraws(_trace(relaxing), check.tuning, 60), alive,
+    res3, _, found3 = check_bias(main, CheckDraws(_trace(relaxing), 60), alive,
                                  nbeta, 0.1)  # fmt: skip
     first = chain_stats(relaxing[:, :200], nbeta)
     second = chain_stats(relaxing[:, 200:], nbeta)
@@ -154,7 +147,7 @@ def test_check_bias_arithmetic() -> None:
     assert res3.drift_stderr == pytest.approx(math.hypot(first.stderr, second.stderr))
     assert res3.applied and "still moving" in found3[0].message
     # the same means: nothing to correct
-    res2, stats2, found2 = check_bias(main, CheckDraws(_trace(main_x), check.tuning, 60), alive,
+    res2, stats2, found2 = check_bias(main, CheckDraws(_trace(main_x), 60), alive,
                                       nbeta, 0.1)  # fmt: skip
     assert not res2.applied and stats2 is None and found2 == ()
     assert res2.bias == 0.0

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import torch
 
+import numeric
+
 from .llc import LLCPoint, llc_at, mse_loss
 from .networks import deep_linear
 from .optimizers import OptimizerSpec, adam
@@ -54,7 +56,12 @@ class DLNResult:
     verdict: Verdict
 
 
-def dln_point(
+def dln_point(teacher: DLNTeacher, n: int, **kwargs: Any) -> DLNPoint:
+    """λ̂ of one teacher (``dln_estimate``'s arguments), as a record."""
+    return dln_estimate(teacher, n, **kwargs)[0]
+
+
+def dln_estimate(
     teacher: DLNTeacher,
     n: int,
     *,
@@ -65,9 +72,10 @@ def dln_point(
     init_scale: float = 0.1,
     dtype: torch.dtype = torch.float64,
     **estimator: Any,
-) -> DLNPoint:
+) -> tuple[DLNPoint, numeric.LLCEstimate]:
     """λ̂ of one teacher at the true parameter, or after ``train_steps`` full-batch steps of
-    ``optimizer`` (default Adam, lr 0.01) from initialisation ``init_scale``·torch's default."""
+    ``optimizer`` (default Adam, lr 0.01) from initialisation ``init_scale``·torch's default;
+    the record and the whole estimate (its Laplace value, step check, findings)."""
     g = torch.Generator().manual_seed(seed)
     data = teacher.sample(n, g, dtype)
     if where == "true":
@@ -77,8 +85,8 @@ def dln_point(
         run = train(net, mse_loss, data, optimizer or adam(0.01), train_steps, generator=g)
         loss = run.final_loss
     estimator.setdefault("seed", seed)
-    est, _ = llc_at(net, mse_loss, data, **estimator)
-    return DLNPoint(teacher, where, est, loss)
+    point, est = llc_at(net, mse_loss, data, **estimator)
+    return DLNPoint(teacher, where, point, loss), est
 
 
 def dln_verdict(
