@@ -44,7 +44,8 @@ def dln_rows(networks: int, lo: int, hi: int, n: int, chains: int) -> list[dict]
                 **p.estimate.to_dict(),
                 "rel_error": p.rel_error,
                 "laplace_llc": laplace,
-                "rel_to_laplace": p.estimate.llc / laplace - 1,
+                # nan where no direction is quadratic at w* (rank 0: the Laplace value is 0)
+                "rel_to_laplace": p.estimate.llc / laplace - 1 if laplace else float("nan"),
                 "step_check": to_plain(est.step_check),
             }
         except Exception as e:  # recorded, not hidden
