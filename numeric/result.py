@@ -86,21 +86,29 @@ class StepCheck:
     """λ̂ at the run's ε and at ε/2, the bias b at ε and the extrapolation λ₀ to ε → 0."""
 
     step_size: float  # ε of the draws; the check ran at ε/2
-    num_relax: int  # steps at ε/2 before the check's draws
-    num_draws: int  # draws per chain at ε/2
-    llc_at_step: float  # λ̂(ε)
+    num_relax: int  # steps at ε/2 before the check's draws (and at ε after them)
+    num_draws: int  # draws per chain at ε/2 (and again at ε after them)
+    llc_at_step: float  # λ̂(ε), the run's draws
     stderr_at_step: float
     llc_at_half_step: float  # λ̂(ε/2)
     stderr_at_half_step: float
-    bias: float  # b ≈ 2·(λ̂(ε) − λ̂(ε/2))
+    # b ≈ 2·(λ̂_ε − λ̂(ε/2)), λ̂_ε the mean of λ̂ over the last num_draws draws at ε before the
+    # check and over num_draws at ε after it (a linear drift in time cancels)
+    bias: float
     bias_stderr: float
-    extrapolated: float  # λ₀ ≈ 2·λ̂(ε/2) − λ̂(ε)
+    extrapolated: float  # λ₀ ≈ λ̂(ε) − b
     extrapolated_stderr: float
     applied: bool  # the estimate is the extrapolation (|b| ≥ 3 se: numeric.step_check)
     # λ̂ over the second half of the check's draws minus the first: away from 0 by more than its
     # error, the chains were still relaxing from ε when the check's draws began
     drift: float = float("nan")
     drift_stderr: float = float("nan")
+    llc_after_check: float = float("nan")  # λ̂ at ε after the check
+    stderr_after_check: float = float("nan")
+    # λ̂ at ε after the check minus λ̂ over the run's last num_draws draws: away from 0 by more
+    # than its error, the chains had not reached equilibrium (``drift_after_draws``)
+    trend: float = float("nan")
+    trend_stderr: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -189,7 +197,8 @@ class LLCEstimate:
         if (c := self.step_check) is not None:
             head += (
                 f"\nstep check: LLC = {c.llc_at_step:.4g} ± {c.stderr_at_step:.2g} at ε, "
-                f"{c.llc_at_half_step:.4g} ± {c.stderr_at_half_step:.2g} at ε/2; bias at ε "
+                f"{c.llc_at_half_step:.4g} ± {c.stderr_at_half_step:.2g} at ε/2, "
+                f"{c.llc_after_check:.4g} ± {c.stderr_after_check:.2g} at ε again; bias at ε "
                 f"{c.bias:+.3g} ± {c.bias_stderr:.2g}"
                 + ("; the LLC above is the extrapolation to ε → 0" if c.applied else "")
             )

@@ -126,10 +126,14 @@ class Warmup(NamedTuple):
 
 
 class CheckDraws(NamedTuple):
-    """What the step-size check hands on: its draws at ε/2 and the steps of relaxation before."""
+    """What the step-size check hands on (``numeric.step_check``): its draws at ε/2, the steps of
+    relaxation before them (and again before ``after``), the last draws at ε before the check
+    (``before``, as many as at ε/2) and as many at ε after it (``after``)."""
 
     trace: Trace
     num_relax: int
+    before: Trace | None = None
+    after: Trace | None = None
 
 
 class Draws(NamedTuple):

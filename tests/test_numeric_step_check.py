@@ -98,6 +98,10 @@ def test_small_step_is_not_corrected() -> None:
     assert abs(c.bias) < SIGNIFICANT * c.bias_stderr
     assert est.mean == c.llc_at_step
     assert "step_size_bias" not in [f.code for f in est.diagnostics]
+    # stationary chains: λ̂ at ε after the check is where the run left it
+    assert abs(c.trend) < SIGNIFICANT * c.trend_stderr
+    assert abs(c.llc_after_check - c.llc_at_step) < 4 * c.stderr_after_check
+    assert "drift_after_draws" not in [f.code for f in est.diagnostics]
 
 
 def test_check_lengths() -> None:
@@ -151,6 +155,39 @@ def test_check_bias_arithmetic() -> None:
                                       nbeta, 0.1)  # fmt: skip
     assert not res2.applied and stats2 is None and found2 == ()
     assert res2.bias == 0.0
+
+
+def test_bias_is_read_between_two_stretches_at_eps() -> None:
+    """A linear drift in time cancels from b (the stretches at ε before and after the check are
+    as far from the check's draws); a drift alone gives b ≈ 0 and ``drift_after_draws``."""
+    rng = np.random.default_rng(2)
+    nbeta, c, r, slope = 10.0, 400, 100, 1e-4  # the loss rises by 1e-4 per step
+
+    def stretch(start: int, steps: int, shift: float = 0.0) -> np.ndarray:
+        t = np.arange(start, start + steps)
+        return 1.0 + slope * t + shift + 0.01 * rng.standard_normal((4, steps))
+
+    main_x = stretch(-c, 2 * c)  # the run: its last c draws start at t = 0
+    before = _trace(main_x[:, c:])
+    alive = np.ones(4, dtype=bool)
+    main = chain_stats(main_x, nbeta)
+    for shift, bias in ((0.0, 0.0), (-0.1, 2.0)):  # λ̂(ε/2) lower by nβ·0.1: b = 2·nβ·0.1
+        half_x = stretch(c + r, c, shift)
+        after_x = stretch(2 * (c + r), c)
+        check = CheckDraws(_trace(half_x), r, before, _trace(after_x))
+        res, stats, found = check_bias(main, check, alive, nbeta, 0.1)
+        assert abs(res.bias - bias) < 3 * res.bias_stderr and res.bias_stderr < 0.2
+        assert res.applied == (bias != 0.0)
+        # λ̂ at ε rose by nβ·slope·2(r + c) = 1.0 from the run's end to after the check
+        assert res.trend == pytest.approx(nbeta * slope * 2 * (c + r), abs=3 * res.trend_stderr)
+        assert res.llc_after_check == pytest.approx(chain_stats(after_x, nbeta).mean)
+        codes = [f.code for f in found]
+        assert "drift_after_draws" in codes
+        assert ("step_size_bias" in codes) == res.applied
+        if res.applied:
+            assert stats is not None and stats.mean == pytest.approx(main.mean - res.bias)
+    # the run's λ̂(ε) against λ̂(ε/2) alone reads the drift as a step bias of the wrong sign
+    assert 2 * (main.mean - chain_stats(stretch(c + r, c), nbeta).mean) < -1.0
 
 
 def test_option_is_validated() -> None:
