@@ -19,7 +19,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``warmup``            step size, friction raising and burn-in
 ``momentum``          LM → BAOAB where the adapted step outpaces the slowest direction
 ``sampling``          the number of draws, the draws, their extension until mixed
-``step_check``        the chains continued at ε/2: the step's bias, the extrapolation to ε → 0
+``step_check``        the chains continued at ε/2 and back at ε: the step's bias, λ₀ at ε → 0
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
@@ -144,10 +144,11 @@ def estimate_llc(
     settings, so later estimates on the same model do not compile again. Worth it for long runs
     and for many estimates of one architecture (checkpoints, sweeps).
 
-    ``step_check`` (default on): after the draws the chains go on at ε/2 and
-    ``LLCEstimate.step_check`` holds λ̂(ε), λ̂(ε/2), the bias b ≈ 2·(λ̂(ε) − λ̂(ε/2)) at ε and the
-    extrapolation 2·λ̂(ε/2) − λ̂(ε); where |b| ≥ 3 standard errors the estimate is the
-    extrapolation and the ``step_size_bias`` finding says so (``numeric.step_check``).
+    ``step_check`` (default on): after the draws the chains go on at ε/2, then at ε again, and
+    ``LLCEstimate.step_check`` holds λ̂(ε), λ̂(ε/2), λ̂ at ε after the check, the bias
+    b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches at ε either side of the check) and the
+    extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard errors the estimate is the extrapolation and
+    the ``step_size_bias`` finding says so (``numeric.step_check``).
     """
     opts = LLCOptions(
         nbeta=nbeta,

@@ -96,7 +96,7 @@ class StepCheck:
     # check and over num_draws at ε after it (a linear drift in time cancels)
     bias: float
     bias_stderr: float
-    extrapolated: float  # λ₀ ≈ λ̂(ε) − b
+    extrapolated: float  # λ₀ ≈ 2·λ̂(ε/2) − λ̂_ε
     extrapolated_stderr: float
     applied: bool  # the estimate is the extrapolation (|b| ≥ 3 se: numeric.step_check)
     # λ̂ over the second half of the check's draws minus the first: away from 0 by more than its

@@ -13,13 +13,14 @@ direction: the heating of the softer directions relaxes more slowly than the los
 at most a quarter of the draws), then ``num_draws`` = half the draws at ε; then back at ε, as
 many steps of relaxation and as many draws again. With λ̂(ε) = λ₀ + c·ε + O(ε²):
 
-    bias at ε   b = λ̂(ε) − λ₀ ≈ 2·(λ̂_ε − λ̂(ε/2)),      λ₀ ≈ λ̂(ε) − b   (Richardson)
+    bias at ε   b = λ̂(ε) − λ₀ ≈ 2·(λ̂_ε − λ̂(ε/2)),      λ₀ ≈ 2·λ̂(ε/2) − λ̂_ε   (Richardson)
 
 with λ̂_ε the mean of λ̂ over the run's last ``num_draws`` draws and over the draws at ε after the
 check. The three stretches are equally spaced in time, so a linear drift of the chains cancels
-from b: comparing λ̂(ε/2) with the run before it alone reads any drift as a step bias. On eight
-deep linear networks (125–836 parameters, n = 10⁴, γ = 1) that comparison gave a negative b on
-all eight (up to −2.96 se); the loss there was still rising along the run (15-8-8-10-7: λ̂ over
+from b, and λ₀ is read at the check's time rather than over the run's earlier draws. Comparing
+λ̂(ε/2) with the run before it alone reads any drift as a step bias: on eight deep linear
+networks (125–836 parameters, n = 10⁴, γ = 1) that comparison gave a negative b on all seven that
+finished (up to −2.96 se), where the loss was still rising along the run (15-8-8-10-7: λ̂ over
 the quarters of the draws 32.2, 31.8, 33.6, 36.7, then 37.9 at ε/2). Where λ̂ at ε after the
 check differs from λ̂ over the last draws by ``SIGNIFICANT`` standard errors (``trend``), the
 chains had not reached equilibrium and the ``drift_after_draws`` finding says so.
@@ -129,7 +130,7 @@ def check_bias(
     main: ChainStats, check: CheckDraws, alive: np.ndarray, nbeta: float, step_size: float
 ) -> tuple[StepCheck, ChainStats | None, tuple[Finding, ...]]:
     """The check's numbers; when the bias is significant, the extrapolated per-chain statistics
-    (per chain λ̂_c(ε) − b_c) and the ``step_size_bias`` finding; ``drift_after_draws`` when λ̂ at
+    (per chain 2·λ̂_c(ε/2) − λ̂_ε,c) and the ``step_size_bias`` finding; ``drift_after_draws`` when λ̂ at
     ε moved from the run's last draws to the draws after the check. Without ``before``/``after``
     (a check that did not return to ε) λ̂_ε is the run's λ̂(ε)."""
     half = _stats(check.trace, alive, nbeta)
@@ -142,19 +143,16 @@ def check_bias(
         trend, trend_se = after.mean - before.mean, math.hypot(before.stderr, after.stderr)
         after_mean, after_se = after.mean, after.stderr
     else:
-        at_step, at_step_se = main.per_chain, main.stderr
+        at_step, at_step_se, at_step_cms = main.per_chain, main.stderr, main.chain_mean_stderr
         trend = trend_se = after_mean = after_se = math.nan
     per_bias = 2 * (at_step - half.per_chain)
     bias, bias_se = float(per_bias.mean()), 2 * math.hypot(at_step_se, half.stderr)
-    ext = main.mean - bias
-    if check.after is None:  # λ₀ = 2·λ̂(ε/2) − λ̂(ε) exactly
-        ext_se = math.hypot(2 * half.stderr, main.stderr)
-        ext_cms = math.hypot(2 * half.chain_mean_stderr, main.chain_mean_stderr)
-    else:  # the run and the stretch before the check overlap: their errors added (conservative)
-        ext_se = math.hypot(main.stderr, bias_se)
-        ext_cms = math.hypot(
-            main.chain_mean_stderr, 2 * math.hypot(at_step_cms, half.chain_mean_stderr)
-        )
+    # λ₀ = 2·λ̂(ε/2) − λ̂_ε, at the check's time: where the chains drift, the run's λ̂(ε) (an
+    # average over earlier draws) would carry the drift into λ₀. The stretches are disjoint.
+    per_ext = 2 * half.per_chain - at_step
+    ext = float(per_ext.mean())
+    ext_se = math.hypot(2 * half.stderr, at_step_se)
+    ext_cms = math.hypot(2 * half.chain_mean_stderr, at_step_cms)
     applied = bool(abs(bias) >= SIGNIFICANT * bias_se)
     result = StepCheck(
         step_size,
@@ -179,17 +177,8 @@ def check_bias(
     found = _drift_after_draws(result)
     if not applied:
         return result, None, found
-    per_chain = main.per_chain - per_bias
-    std = float(per_chain.std(ddof=1)) if per_chain.size > 1 else float("nan")
-    stats = ChainStats(
-        ext,
-        std,
-        ext_se,
-        per_chain,
-        main.ess,
-        main.rhat,
-        ext_cms,
-    )
+    std = float(per_ext.std(ddof=1)) if per_ext.size > 1 else float("nan")
+    stats = ChainStats(ext, std, ext_se, per_ext, main.ess, main.rhat, ext_cms)
     return result, stats, (_finding(result), *found)
 
 

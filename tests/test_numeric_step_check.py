@@ -184,8 +184,11 @@ def test_bias_is_read_between_two_stretches_at_eps() -> None:
         codes = [f.code for f in found]
         assert "drift_after_draws" in codes
         assert ("step_size_bias" in codes) == res.applied
-        if res.applied:
-            assert stats is not None and stats.mean == pytest.approx(main.mean - res.bias)
+        if res.applied:  # λ₀ at the check's time: the level there less the bias, no drift
+            assert stats is not None and stats.mean == res.extrapolated
+            level = nbeta * (1.0 + slope * (c + r + (c - 1) / 2))
+            assert abs(res.extrapolated - (level - bias)) < 3 * res.extrapolated_stderr
+            assert res.extrapolated_stderr < 0.2
     # the run's λ̂(ε) against λ̂(ε/2) alone reads the drift as a step bias of the wrong sign
     assert 2 * (main.mean - chain_stats(stretch(c + r, c), nbeta).mean) < -1.0
 
