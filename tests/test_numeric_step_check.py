@@ -159,38 +159,46 @@ def test_check_bias_arithmetic() -> None:
 
 def test_bias_is_read_between_two_stretches_at_eps() -> None:
     """A linear drift in time cancels from b (the stretches at ε before and after the check are
-    as far from the check's draws); a drift alone gives b ≈ 0 and ``drift_after_draws``."""
+    as far from the check's draws); with a drift ``drift_after_draws`` fires and no correction is
+    applied; without one a step bias is corrected at the check's time."""
     rng = np.random.default_rng(2)
-    nbeta, c, r, slope = 10.0, 400, 100, 1e-4  # the loss rises by 1e-4 per step
+    nbeta, c, r = 10.0, 400, 100
+    alive = np.ones(4, dtype=bool)
 
-    def stretch(start: int, steps: int, shift: float = 0.0) -> np.ndarray:
+    def stretch(start: int, steps: int, slope: float, shift: float = 0.0) -> np.ndarray:
         t = np.arange(start, start + steps)
         return 1.0 + slope * t + shift + 0.01 * rng.standard_normal((4, steps))
 
-    main_x = stretch(-c, 2 * c)  # the run: its last c draws start at t = 0
-    before = _trace(main_x[:, c:])
-    alive = np.ones(4, dtype=bool)
-    main = chain_stats(main_x, nbeta)
-    for shift, bias in ((0.0, 0.0), (-0.1, 2.0)):  # λ̂(ε/2) lower by nβ·0.1: b = 2·nβ·0.1
-        half_x = stretch(c + r, c, shift)
-        after_x = stretch(2 * (c + r), c)
-        check = CheckDraws(_trace(half_x), r, before, _trace(after_x))
-        res, stats, found = check_bias(main, check, alive, nbeta, 0.1)
+    def check(slope: float, shift: float):
+        main_x = stretch(-c, 2 * c, slope)  # the run: its last c draws start at t = 0
+        check = CheckDraws(
+            _trace(stretch(c + r, c, slope, shift)),  # at ε/2, λ̂ lower by nβ·|shift|
+            r,
+            _trace(main_x[:, c:]),
+            _trace(stretch(2 * (c + r), c, slope)),
+        )
+        main = chain_stats(main_x, nbeta)
+        return main, *check_bias(main, check, alive, nbeta, 0.1)
+
+    for shift, bias in ((0.0, 0.0), (-0.1, 2.0)):  # the loss rises by 1e-4 per step
+        main, res, stats, found = check(1e-4, shift)
         assert abs(res.bias - bias) < 3 * res.bias_stderr and res.bias_stderr < 0.2
-        assert res.applied == (bias != 0.0)
         # λ̂ at ε rose by nβ·slope·2(r + c) = 1.0 from the run's end to after the check
-        assert res.trend == pytest.approx(nbeta * slope * 2 * (c + r), abs=3 * res.trend_stderr)
-        assert res.llc_after_check == pytest.approx(chain_stats(after_x, nbeta).mean)
+        assert res.trend == pytest.approx(nbeta * 1e-4 * 2 * (c + r), abs=3 * res.trend_stderr)
+        assert not res.applied and stats is None
         codes = [f.code for f in found]
-        assert "drift_after_draws" in codes
-        assert ("step_size_bias" in codes) == res.applied
-        if res.applied:  # λ₀ at the check's time: the level there less the bias, no drift
-            assert stats is not None and stats.mean == res.extrapolated
-            level = nbeta * (1.0 + slope * (c + r + (c - 1) / 2))
-            assert abs(res.extrapolated - (level - bias)) < 3 * res.extrapolated_stderr
-            assert res.extrapolated_stderr < 0.2
+        assert codes == ["drift_after_draws"]
+        assert ("was not applied" in found[0].message) == (bias != 0.0)
     # the run's λ̂(ε) against λ̂(ε/2) alone reads the drift as a step bias of the wrong sign
-    assert 2 * (main.mean - chain_stats(stretch(c + r, c), nbeta).mean) < -1.0
+    assert 2 * (main.mean - chain_stats(stretch(c + r, c, 1e-4), nbeta).mean) < -1.0
+
+    main, res, stats, found = check(0.0, -0.1)  # no drift: the bias is corrected
+    assert res.applied and stats is not None and stats.mean == res.extrapolated
+    assert [f.code for f in found] == ["step_size_bias"]
+    assert abs(res.trend) < SIGNIFICANT * res.trend_stderr
+    assert abs(res.bias - 2.0) < 3 * res.bias_stderr
+    assert abs(res.extrapolated - (nbeta - 2.0)) < 3 * res.extrapolated_stderr
+    assert res.llc_after_check == pytest.approx(nbeta, abs=0.05)
 
 
 def test_option_is_validated() -> None:
