@@ -132,10 +132,11 @@ def _drift(trace: Trace, alive: np.ndarray, nbeta: float) -> tuple[float, float]
 def check_bias(
     main: ChainStats, check: CheckDraws, alive: np.ndarray, nbeta: float, step_size: float
 ) -> tuple[StepCheck, ChainStats | None, tuple[Finding, ...]]:
-    """The check's numbers; when the bias is significant, the extrapolated per-chain statistics
-    (per chain 2·λ̂_c(ε/2) − λ̂_ε,c) and the ``step_size_bias`` finding; ``drift_after_draws`` when λ̂ at
-    ε moved from the run's last draws to the draws after the check. Without ``before``/``after``
-    (a check that did not return to ε) λ̂_ε is the run's λ̂(ε)."""
+    """The check's numbers; when the bias is significant (and λ̂ at ε did not drift across the
+    check), the extrapolated per-chain statistics (per chain 2·λ̂_c(ε/2) − λ̂_ε,c) and the
+    ``step_size_bias`` finding; ``drift_after_draws`` when λ̂ at ε moved from the run's last draws
+    to the draws after the check. Without ``before``/``after`` (a check that did not return to
+    ε) λ̂_ε is the run's λ̂(ε)."""
     half = _stats(check.trace, alive, nbeta)
     drift, drift_se = _drift(check.trace, alive, nbeta)
     if check.before is not None and check.after is not None:
