@@ -147,8 +147,9 @@ def estimate_llc(
     ``step_check`` (default on): after the draws the chains go on at ε/2, then at ε again, and
     ``LLCEstimate.step_check`` holds λ̂(ε), λ̂(ε/2), λ̂ at ε after the check, the bias
     b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches at ε either side of the check) and the
-    extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard errors the estimate is the extrapolation and
-    the ``step_size_bias`` finding says so (``numeric.step_check``).
+    extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard errors (and λ̂ at ε did not drift
+    across the check) the estimate is the extrapolation and the ``step_size_bias`` finding says
+    so (``numeric.step_check``).
     """
     opts = LLCOptions(
         nbeta=nbeta,
