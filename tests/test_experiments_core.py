@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 import rlct
+from numeric.reference import expected_llc
 from verification.experiments import (
     Claim,
     Measurement,
@@ -26,6 +27,7 @@ from verification.experiments import (
     train,
 )
 from verification.experiments.datasets import MNIST_FILES, digits, mnist, mnist_available
+from verification.experiments.dln import dln_target
 from verification.experiments.mode import parse_full
 from verification.experiments.networks import deep_linear, num_params, relu_mlp
 from verification.experiments.teachers import dln_teacher, random_dln_teacher
@@ -198,6 +200,41 @@ def test_dln_teacher_has_the_stated_rank_and_an_exact_minimum(widths, rank):
     assert torch.linalg.matrix_rank(product).item() == rank
     x, y = t.sample(50, torch.Generator().manual_seed(0))
     assert mse_loss(t.module()(x), y).item() == 0.0
+
+
+def test_dln_loss_potential_is_the_networks_mean_square_loss():
+    t = dln_teacher((3, 4, 2), 1, seed=5)
+    g = torch.Generator().manual_seed(0)
+    x, y = t.sample(40, g)
+    w = t.flat_true_parameter() + 0.3 * torch.randn(
+        3, t.num_params, generator=g, dtype=torch.float64
+    )
+    net = t.module()
+    K = t.loss_potential(x)
+    for i in range(3):
+        torch.nn.utils.vector_to_parameters(w[i], net.parameters())
+        assert K(w)[i].item() == pytest.approx(mse_loss(net(x), y).item(), rel=1e-12)
+        assert K(w[i]).item() == pytest.approx(K(w)[i].item(), rel=1e-14)
+    assert K(t.flat_true_parameter()).item() == pytest.approx(0.0, abs=1e-28)
+    # inputs √d·e_j have Σ̂ = I: the population loss ½‖P − P*‖²_F
+    basis = math.sqrt(3) * torch.eye(3, dtype=torch.float64)
+    assert torch.allclose(t.loss_potential(None)(w), t.loss_potential(basis)(w), rtol=1e-13)
+    with pytest.raises(ValueError, match="must be"):
+        t.loss_potential(torch.zeros(5, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="parameters"):
+        K(torch.zeros(2, t.num_params + 1, dtype=torch.float64))
+
+
+def test_dln_target_matches_quadrature_and_lies_below_lambda():
+    # 1-1-1 of rank 0: L = ½·σ̂²·(ab)², λ = 1/2 with m = 2, so at nβ = 21.7 the target is far
+    # below λ (≈ λ − (m − 1)/log nβ); MALA's estimate against 2-D quadrature of the same target
+    t = dln_teacher((1, 1, 1), 0, seed=0)
+    n = 100
+    x = t.sample(n, torch.Generator().manual_seed(3))[0]
+    point, est = dln_target(t, n, seed=3, num_draws=20_000, num_burnin=2_000)
+    exact = expected_llc(t.loss_potential(x), t.flat_true_parameter(), nbeta=est.nbeta, gamma=1.0)
+    assert abs(point.llc - exact.value) < 4 * point.stderr + exact.abserr
+    assert exact.value < 0.5 - 0.2  # the finite-nβ target, not λ
 
 
 def test_random_dln_teachers_lie_in_the_size_range_and_are_reproducible():

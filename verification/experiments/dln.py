@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,7 +19,7 @@ import torch
 
 import numeric
 
-from .llc import LLCPoint, llc_at, mse_loss
+from .llc import LLCPoint, llc_at, mse_loss, point
 from .networks import deep_linear
 from .optimizers import OptimizerSpec, adam
 from .records import Claim, Measurement, Record, Verdict
@@ -87,6 +88,41 @@ def dln_estimate(
     estimator.setdefault("seed", seed)
     point, est = llc_at(net, mse_loss, data, **estimator)
     return DLNPoint(teacher, where, point, loss), est
+
+
+def dln_target(
+    teacher: DLNTeacher,
+    n: int,
+    *,
+    seed: int = 0,
+    num_chains: int = 4,
+    num_draws: int = 200_000,
+    num_burnin: int = 20_000,
+    population: bool = False,
+    **potential: Any,
+) -> tuple[LLCPoint, numeric.LLCEstimate]:
+    """λ_β(γ) = nβ·E_p[L_n] at the true parameter, the target of ``dln_estimate`` at the same
+    ``n``, ``seed`` (hence the same inputs), nβ and γ, by an independent sampler: Metropolis-
+    adjusted Langevin (``numeric.estimate_llc_potential``) on L_n in closed form
+    (``DLNTeacher.loss_potential``; the population loss with ``population=True``). MALA has no
+    step-size bias and no gradient noise, so λ_β − λ is the target's finite-nβ distance from
+    Aoyagi's λ and λ̂ − λ_β the SGLD estimator's error. Its chains are plain MALA (no
+    preconditioner) and long by default; their findings say how far to trust the number."""
+    g = torch.Generator().manual_seed(seed)
+    x = None if population else teacher.sample(n, g, torch.float64)[0]
+    potential = {
+        "num_chains": num_chains,
+        "num_draws": num_draws,
+        "num_burnin": num_burnin,
+        "seed": seed,
+        "progress": False,
+        **potential,
+    }
+    start = time.perf_counter()
+    est = numeric.estimate_llc_potential(
+        teacher.loss_potential(x), teacher.flat_true_parameter(), n, **potential
+    )
+    return point(est, 0, time.perf_counter() - start), est
 
 
 def dln_verdict(

@@ -6,15 +6,20 @@ points lie on one orbit of the symmetry W_i ↦ G_{i+1}·W_i·G_i⁻¹ (G ∈ GL
 preserves the model, so the local λ there is the same as at the most singular point with zero
 blocks that ``verification.models`` uses: Aoyagi's λ from ``rlct.deep_linear_network``. Labels
 are noise-free, y = f*(x), so the true parameter is an exact minimum of L_n (L_n(w*) = 0) and
-λ̂ at w* targets λ itself (with noisy labels w* is not a minimum of L_n and the estimator's target
-lies below λ by O(λ/log n): ``notebooks/llc_estimation.py``, §2).
+λ̂ at w* targets λ_β(γ) = nβ·E_p[L_n], which tends to λ as nβ grows (with noisy labels w* is not a
+minimum of L_n and the target lies below λ by O(λ/log n): ``notebooks/llc_estimation.py``, §2).
+At the nβ of a few thousand samples λ_β is well below λ: ``dln.dln_target`` measures it.
+
+``DLNTeacher.loss_potential`` writes L_n in closed form: with P(w) = W_L···W_1 and noise-free
+labels, L_n(w) = ½·mean_i ‖(P(w) − P*)x_i‖² = ½‖(P(w) − P*)·R‖²_F for any R with R·Rᵀ = Σ̂ =
+mean_i x_i·x_iᵀ (R = Q·S^½ from Σ̂ = Q·S·Qᵀ), and Σ̂ = I gives the population loss.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
@@ -63,6 +68,44 @@ class DLNTeacher(Record):
             # scaled so that a layer maps inputs with unit-variance entries to the same
             state[f"{i}.weight"] = U @ V.T / math.sqrt(max(r, 1) * a)
         return state
+
+    def flat_true_parameter(self, dtype: torch.dtype = torch.float64) -> Tensor:
+        """w* flat, in the order of the module's parameters (layer by layer, row-major)."""
+        state = self.true_state(dtype)
+        return torch.cat([state[f"{i}.weight"].reshape(-1) for i in range(len(self.widths) - 1)])
+
+    def loss_potential(self, x: Tensor | None = None) -> Callable[[Tensor], Tensor]:
+        """L_n(w) = ½‖(P(w) − P*)·R‖²_F for flat w [..., D] (leading chain axes kept): the
+        mean-square loss ½·mean_i ‖f_w(x_i) − y_i‖² on the inputs ``x`` [n, d_in] with noise-free
+        labels (R·Rᵀ = mean_i x_i·x_iᵀ), or the population loss (R = I) when ``x`` is None."""
+        dtype = torch.float64 if x is None else x.dtype
+        if x is not None and (x.ndim != 2 or x.shape[1] != self.widths[0] or len(x) == 0):
+            raise ValueError(f"x must be [n ≥ 1, {self.widths[0]}], got {tuple(x.shape)}")
+        shapes = list(itertools.pairwise(self.widths))
+
+        def product(w: Tensor) -> Tensor:
+            pos, P = 0, None
+            for a, b in shapes:
+                W = w[..., pos : pos + a * b].reshape(*w.shape[:-1], b, a)
+                pos += a * b
+                P = W if P is None else W @ P
+            return P
+
+        target = product(self.flat_true_parameter(dtype))
+        if x is None:
+            root = torch.eye(self.widths[0], dtype=dtype)
+        else:
+            # R = Q·S^½ (also where n < d_in and Σ̂ is singular); S ≥ 0 up to rounding
+            s, Q = torch.linalg.eigh(x.T @ x / len(x))
+            root = Q * s.clamp_min(0).sqrt()
+        num_params = self.num_params
+
+        def loss(w: Tensor) -> Tensor:
+            if w.shape[-1] != num_params:
+                raise ValueError(f"w must end in {num_params} parameters, got {tuple(w.shape)}")
+            return 0.5 * ((product(w) - target) @ root).square().sum((-1, -2))
+
+        return loss
 
     def module(self, dtype: torch.dtype = torch.float64) -> nn.Sequential:
         """A ``deep_linear`` network holding the true parameter."""
