@@ -3,11 +3,15 @@
 * Deep linear networks at the true parameter (noise-free labels, λ from Aoyagi's formula):
   |λ̂/λ − 1| per network, its median, the findings and the time, for random teachers of
   ``--min``..``--max`` parameters (``verification.experiments.teachers.random_dln_teacher``).
+  ``--target also``/``only``: the estimator's target λ_β at the same n, nβ, γ and inputs by an
+  independent sampler (MALA on L_n in closed form, ``dln.dln_target``), so that λ̂/λ − 1 splits
+  into the target's distance from λ and the estimator's error λ̂/λ_β − 1.
 * ``--mlp``: a ReLU MLP trained on digits (64-H-10): the default estimate for two estimator
   seeds and with a 4× longer run (draws and burn-in 4× the first run's automatic ones).
 
     python benchmarks/bench_lau_goals.py --networks 12 --min 100 --max 10000
     python benchmarks/bench_lau_goals.py --networks 0 --mlp 150
+    python benchmarks/bench_lau_goals.py --networks 8 --min 100 --max 1000 --target only
 
 Writes benchmarks/out/bench_lau_goals.json (or --json). Timings mean little on a shared machine.
 """
@@ -25,17 +29,35 @@ import torch.nn.functional as F
 from numeric.result import to_plain
 from verification.experiments import llc_at, sgd, train
 from verification.experiments.datasets import digits
-from verification.experiments.dln import dln_estimate
+from verification.experiments.dln import dln_estimate, dln_target
 from verification.experiments.networks import num_params, relu_mlp
-from verification.experiments.teachers import random_dln_teacher
+from verification.experiments.teachers import DLNTeacher, random_dln_teacher
 
 
-def dln_rows(networks: int, lo: int, hi: int, n: int, chains: int) -> list[dict]:
+def target_row(t: DLNTeacher, n: int, chains: int, seed: int, draws: int) -> dict:
+    """λ_β by MALA on the closed-form L_n (``dln_target``), against λ."""
+    p, _ = dln_target(t, n, num_chains=chains, seed=seed, num_draws=draws, num_burnin=draws // 10)
+    lam = float(t.lam)
+    return {
+        "target": p.to_dict(),
+        "target_rel_to_lam": p.llc / lam - 1 if lam else float("nan"),
+    }
+
+
+def dln_rows(
+    networks: int, lo: int, hi: int, n: int, chains: int, target: str, target_draws: int
+) -> list[dict]:
     g = torch.Generator().manual_seed(2024)
     rows = []
     for i in range(networks):
         t = random_dln_teacher(g, lo, hi)
         t0 = time.perf_counter()
+        if target == "only":
+            row = {**t.to_dict(), **target_row(t, n, chains, i, target_draws)}
+            row["wall_s"] = time.perf_counter() - t0
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+            continue
         try:
             p, est = dln_estimate(t, n, num_chains=chains, seed=i)
             laplace = est.config.laplace_llc
@@ -48,6 +70,9 @@ def dln_rows(networks: int, lo: int, hi: int, n: int, chains: int) -> list[dict]
                 "rel_to_laplace": p.estimate.llc / laplace - 1 if laplace else float("nan"),
                 "step_check": to_plain(est.step_check),
             }
+            if target == "also":
+                row.update(target_row(t, n, chains, i, target_draws))
+                row["rel_to_target"] = p.estimate.llc / row["target"]["llc"] - 1
         except Exception as e:  # recorded, not hidden
             row = {**t.to_dict(), "error": f"{type(e).__name__}: {e}"}
         row["wall_s"] = time.perf_counter() - t0
@@ -99,12 +124,19 @@ def main() -> None:
     ap.add_argument("--max", type=int, default=10_000)
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument(
+        "--target",
+        choices=("off", "also", "only"),
+        default="off",
+        help="λ_β by MALA on the closed-form loss (dln_target): beside λ̂, or instead of it",
+    )
+    ap.add_argument("--target-draws", type=int, default=200_000)
     ap.add_argument("--mlp", type=int, default=0, help="hidden width of the digits MLP (0: skip)")
     ap.add_argument("--train-steps", type=int, default=2000)
     ap.add_argument("--json", default="benchmarks/out/bench_lau_goals.json")
     a = ap.parse_args()
     out = {"args": vars(a), "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
-    out["dln"] = dln_rows(a.networks, a.min, a.max, a.n, a.chains)
+    out["dln"] = dln_rows(a.networks, a.min, a.max, a.n, a.chains, a.target, a.target_draws)
     if a.mlp:
         out["mlp"] = mlp_rows(a.mlp, a.chains, a.train_steps)
     with open(a.json, "w") as f:
