@@ -5,7 +5,8 @@ The transitions themselves are pure (``sgld.update`` through ``kernel``, ``mala.
 steps done, the step-norm sums of the draws and the progress bar. ``advance(k, tuning)`` runs k
 steps in blocks of at most ``CHECK_EVERY`` and checks each block once for non-finite or exploding
 losses (one host sync per block, not per step): ``on_divergence="raise"`` raises
-``DivergenceError`` naming the first chain and step, ``"continue"`` marks the chain dead.
+``DivergenceError`` naming the first chain and step, ``"continue"`` marks the chain dead (and
+raises once every chain is).
 
 A block is ``block(state, m, tuning, record) -> (state, Trace)`` (``kernel.AnchoredBlock``, or
 ``stepwise_block`` around a per-step transition).
@@ -90,9 +91,13 @@ def check_block(
         what = (
             "non-finite loss" if not math.isfinite(value) else f"exploding loss nβ·ΔL = {value:.3g}"
         )
-        raise DivergenceError(what, chain=c, step=s, cause=cause)
-    dead = bad.any(dim=1)
-    return alive & ~dead
+        raise DivergenceError(what, chain=c, step=s, cause=cause, step_size=step_size)
+    alive = alive & ~bad.any(dim=1)
+    if not bool(alive.any()):  # nothing left to continue with
+        raise DivergenceError(
+            "every chain diverged", chain=c, step=s, cause=cause, step_size=step_size
+        )
+    return alive
 
 
 def stepwise_block(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 class NumericError(ValueError):
     """Base class of every error raised by :mod:`numeric`."""
@@ -14,12 +16,15 @@ class InvalidInputError(NumericError):
 class DivergenceError(NumericError, ArithmeticError):
     """A chain produced a non-finite or exploding loss.
 
-    Attributes name the first offending chain and step and the likely cause, so a caller can act
-    (usually: a smaller step size for this nβ).
+    Attributes name the first offending chain and step, the step size ε of the run (nan where
+    none applies) and the likely cause, so a caller can act (usually: a smaller ε for this nβ).
     """
 
-    def __init__(self, message: str, *, chain: int, step: int, cause: str) -> None:
+    def __init__(
+        self, message: str, *, chain: int, step: int, cause: str, step_size: float = math.nan
+    ) -> None:
         super().__init__(f"{message} (chain {chain}, step {step}): {cause}")
         self.chain = chain
         self.step = step
         self.cause = cause
+        self.step_size = step_size

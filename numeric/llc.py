@@ -27,7 +27,6 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -58,10 +57,10 @@ from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.step_check import check_bias, run_check
 from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import (
-    RESTART_FACTOR,
     can_restart,
     relax,
     restart_finding,
+    restart_options,
     restarts_exhausted,
     warm_up,
 )
@@ -110,7 +109,9 @@ def estimate_llc(
     ``numeric.warmup`` and ``numeric.sampling``); ``gamma`` is γ, the localisation strength, and
     ``prior_precision`` α, of a Gaussian prior N(0, α⁻¹ I). A
     non-finite or exploding loss raises ``DivergenceError`` naming chain and step unless
-    ``on_divergence="continue"`` (then the diverged chains are dropped and reported). The full-data
+    ``on_divergence="continue"`` (then the diverged chains are dropped and reported, and the error
+    comes when none is left); with the automatic ε the run first restarts from w* with at most a
+    quarter of the diverged run's ε (``warmup.restart_options``). The full-data
     estimate evaluates L_n at the chains every ``full_loss_every`` steps (default ⌈n/B⌉, at most
     draws/10; about one more forward pass per step; 0 turns it off).
 
@@ -188,7 +189,7 @@ def estimate_llc(
                     raise restarts_exhausted(err, restarts, opts.gamma) from err
                 raise
             restarts.append(restart_finding(err, opts.step_scale))
-            opts = dataclasses.replace(opts, step_scale=opts.step_scale * RESTART_FACTOR)
+            opts = restart_options(opts, err)
     return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
 
 

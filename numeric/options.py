@@ -131,6 +131,9 @@ class SamplerOptions:
     step_scale: float = 0.25
     on_divergence: OnDivergence = "raise"
     progress: bool | None = None
+    # the largest ε the automatic rule may choose: a restart sets it below the diverged run's ε
+    # (``warmup.restart_options``), not a user setting
+    max_step_size: float = math.inf
 
     def __post_init__(self) -> None:
         check_real("nbeta", self.nbeta, low=0, strict=True, optional=True)
@@ -164,6 +167,10 @@ class SamplerOptions:
             raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
         check_choice("on_divergence", self.on_divergence, ("raise", "continue"))
         check_bool("progress", self.progress, optional=True)
+        if not (_is_real(self.max_step_size) and self.max_step_size > 0):
+            raise InvalidInputError(
+                f"max_step_size must be > 0 (or inf), got {self.max_step_size!r}"
+            )
 
 
 @dataclass(frozen=True)

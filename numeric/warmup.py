@@ -36,8 +36,13 @@ the last burn-in steps for the draw rule, the steps done). Each rule, recorded i
 * **Restarts** (``can_restart``): where a chain diverges although ε was chosen automatically (the
   curvature measured where the chains were is not the largest they reach: products of powers at
   points on coordinate hyperplanes, y = x·w1·w2³ at the origin), the run starts again from w*
-  with ``step_scale`` multiplied by ``RESTART_FACTOR``, at most ``MAX_RESTARTS`` times; the
-  ``divergence_restart`` finding says so. A given ``step_size`` is never changed. When the last
+  with ``step_scale`` multiplied by ``RESTART_FACTOR`` and ε at most ``RESTART_FACTOR`` times
+  the diverged run's (``restart_options``), at most ``MAX_RESTARTS`` times; the
+  ``divergence_restart`` finding says so. The cap matters: κ is measured along a step of the size
+  it sets (``measure.consistent_curvature``), so where the curvature grows away from w* a smaller
+  ``step_scale`` also measures a smaller κ, and on a 334-parameter deep linear network at γ = 1
+  three restarts had cut ε 8× instead of 64× and all diverged (BAOAB, whose momentum carries the
+  chains along the quartic flat directions). A given ``step_size`` is never changed. When the last
   restart diverges too, the error says that the step was already cut and names the remedy that
   works where the chains reach steep regions far from w* (deep linear networks at γ = 1: a
   larger γ; ``restarts_exhausted``).
@@ -48,8 +53,10 @@ With ``num_burnin`` given, the adaptation (at most that many steps) and then pla
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -76,6 +83,7 @@ KAPPA_FLOOR = 1e-12  # a curvature at most this (only possible with γ + α = 0)
 # measure(v, iters) -> (κ, v): the curvature where the chains are, power iteration warm-started
 # at v [C, D]
 Measure = Callable[[Tensor, int], tuple[float, Tensor]]
+O = TypeVar("O", bound=SamplerOptions)
 # heating(tuning, factor) -> the heating factor where the chains are (``measure.minibatch_heating``)
 Heating = Callable[[Tuning, float], float]
 
@@ -94,16 +102,35 @@ def can_restart(opts: SamplerOptions, restarts: list[Finding]) -> bool:
     return opts.step_size is None and opts.on_divergence == "raise" and len(restarts) < MAX_RESTARTS
 
 
+def restart_options(opts: O, err: DivergenceError) -> O:
+    """The options of the run after ``err``: ``step_scale`` and the cap on ε both
+    ``RESTART_FACTOR`` times the diverged run's (the cap only where that ε is known)."""
+    cap = RESTART_FACTOR * err.step_size if math.isfinite(err.step_size) else math.inf
+    return dataclasses.replace(
+        opts,
+        step_scale=opts.step_scale * RESTART_FACTOR,
+        max_step_size=min(opts.max_step_size, cap),
+    )
+
+
 def restart_finding(err: DivergenceError, step_scale: float) -> Finding:
-    """What a restart says: which chain diverged where, and the smaller step that followed."""
+    """What a restart says: which chain diverged where at which ε, and the smaller step that
+    followed (``restart_options``)."""
     new = step_scale * RESTART_FACTOR
+    eps = f"ε = {err.step_size:.3g}" if math.isfinite(err.step_size) else "ε = step_scale/κ"
+    cap = f" and ε ≤ {RESTART_FACTOR * err.step_size:.3g}" if math.isfinite(err.step_size) else ""
     return Finding(
         "divergence_restart",
         "info",
-        f"chain {err.chain} diverged at step {err.step} with ε = step_scale/κ, step_scale = "
-        f"{step_scale:g} (the curvature where the chains went exceeded the one measured); the run "
-        f"was restarted from w* with step_scale = {new:g}",
-        {"chain": float(err.chain), "step": float(err.step), "step_scale": step_scale},
+        f"chain {err.chain} diverged at step {err.step} with {eps} (step_scale = {step_scale:g}; "
+        f"the curvature where the chains went exceeded the one measured); the run was restarted "
+        f"from w* with step_scale = {new:g}{cap}",
+        {
+            "chain": float(err.chain),
+            "step": float(err.step),
+            "step_scale": step_scale,
+            "step_size": err.step_size,
+        },
     )
 
 
@@ -112,13 +139,18 @@ def restarts_exhausted(
 ) -> DivergenceError:
     """The error after the last restart diverged as well: the automatic step was already cut, so
     "reduce step_size" is not the advice; a larger γ keeps the chains out of the steep regions."""
-    cut = (1 / RESTART_FACTOR) ** len(restarts)
+    first = restarts[0].values.get("step_size", math.nan) if restarts else math.nan
+    if math.isfinite(first) and math.isfinite(err.step_size):
+        cut = f"cut from ε = {first:.3g} to {err.step_size:.3g} ({first / err.step_size:.3g}×)"
+    else:
+        cut = f"cut {(1 / RESTART_FACTOR) ** len(restarts):g}×"
     return DivergenceError(
         f"diverged after {len(restarts)} restarts from w*",
         chain=err.chain,
         step=err.step,
+        step_size=err.step_size,
         cause=(
-            f"the automatic step was cut {cut:g}× and the chains still reached regions where the "
+            f"the automatic step was {cut} and the chains still reached regions where the "
             f"loss is far steeper than at w* (as along the rescaling directions of deep networks, "
             f"which a weak localisation lets them follow); raise gamma (now {gamma:g}), e.g. "
             f"gamma={10 * gamma:g}, to keep them nearer w*, or pass a smaller step_scale (the "
@@ -137,11 +169,17 @@ def adapt_checkpoints(steps: int) -> list[int]:
 
 
 def adapt_step_size(
-    chains: Chains, measure: Measure, tuning: Tuning, v: Tensor, steps: int, step_scale: float
+    chains: Chains,
+    measure: Measure,
+    tuning: Tuning,
+    v: Tensor,
+    steps: int,
+    step_scale: float,
+    max_step: float = math.inf,
 ) -> tuple[Tuning, Tensor]:
-    """ε = step_scale/κ with κ re-measured at the checkpoints of ``adapt_checkpoints`` while the
-    chains run ``steps`` steps; κ is the largest of the last three measurements. Returns the
-    tuning (ε, κ) and the power-iteration vectors."""
+    """ε = min(step_scale/κ, ``max_step``) with κ re-measured at the checkpoints of
+    ``adapt_checkpoints`` while the chains run ``steps`` steps; κ is the largest of the last
+    three measurements. Returns the tuning (ε, κ) and the power-iteration vectors."""
     cps = adapt_checkpoints(max(steps, 1))
     history: list[float] = []
     for i, cp in enumerate(cps):
@@ -156,7 +194,7 @@ def adapt_step_size(
                 "gamma > 0 (the localisation; the default is 1), or a step_size"
             )
         kappa = max(max(history[-3:]), KAPPA_FLOOR)
-        tuning = tuning._replace(step_size=step_scale / kappa, kappa=kappa)
+        tuning = tuning._replace(step_size=min(step_scale / kappa, max_step), kappa=kappa)
         nxt = cps[i + 1] if i + 1 < len(cps) else steps
         if nxt > cp:
             chains.advance(nxt - cp, tuning)
@@ -164,13 +202,14 @@ def adapt_step_size(
 
 
 def shrink_if_stiffer(
-    measure: Measure, tuning: Tuning, v: Tensor, step_scale: float
+    measure: Measure, tuning: Tuning, v: Tensor, step_scale: float, max_step: float = math.inf
 ) -> tuple[Tuning, Tensor, bool]:
-    """Re-measure κ where the chains are; if it grew by more than half, ε = step_scale/κ."""
+    """Re-measure κ where the chains are; if it grew by more than half,
+    ε = min(step_scale/κ, ``max_step``)."""
     k_now, v = measure(v, 8)
     if not k_now > 1.5 * tuning.kappa:
         return tuning, v, False
-    return tuning._replace(step_size=step_scale / k_now, kappa=k_now), v, True
+    return tuning._replace(step_size=min(step_scale / k_now, max_step), kappa=k_now), v, True
 
 
 def raise_friction(plan: LLCPlan, tuning: Tuning, heating: Heating) -> Tuning:
@@ -294,7 +333,9 @@ def _burn_in_until_mixed(
         chunk = next_flat_chunk(chunk, plan.integrator, relax(tuning, plan.kappa_flat))
         chains.advance(min(chunk, MAX_BURNIN_STEPS - chains.steps_done), tuning)
         if adapt:
-            tuning, v, _ = shrink_if_stiffer(measure, tuning, v, opts.step_scale)
+            tuning, v, _ = shrink_if_stiffer(
+                measure, tuning, v, opts.step_scale, opts.max_step_size
+            )
         tuning = raise_friction(plan, tuning, heating)
     tail = burn_in_blocks(chains, tuning)
     tuning = raise_friction(plan, tuning, heating)
@@ -303,7 +344,9 @@ def _burn_in_until_mixed(
         chains.advance(extra, tuning)
         tail = burn_in_blocks(chains, tuning)
     if adapt:
-        tuning, v, shrunk = shrink_if_stiffer(measure, tuning, v, opts.step_scale)
+        tuning, v, shrunk = shrink_if_stiffer(
+            measure, tuning, v, opts.step_scale, opts.max_step_size
+        )
         if shrunk:
             tail = chains.advance(2 * BLOCK, tuning)
     return tuning, tail
@@ -328,8 +371,12 @@ def warm_up(
     tuning = Tuning(math.nan, math.nan, plan.friction, plan.anchor_every)
     if opts.step_size is None:
         steps = ADAPT_STEPS if opts.num_burnin is None else min(ADAPT_STEPS, opts.num_burnin)
-        tuning, v = adapt_step_size(chains, measure, tuning, v, steps, opts.step_scale)
+        tuning, v = adapt_step_size(
+            chains, measure, tuning, v, steps, opts.step_scale, opts.max_step_size
+        )
         rule = curvature_rule(opts.step_scale, preconditioned=plan.describe_preconditioner())
+        if math.isfinite(opts.max_step_size):
+            rule += f", at most {opts.max_step_size:.3g} (a quarter of a diverged run's ε)"
         if switch is not None and (new := switch(tuning)) is not None:
             plan, tuning = new, tuning._replace(friction=new.friction)
     else:

@@ -40,6 +40,10 @@ def test_a_divergence_with_the_defaults_restarts_with_a_smaller_step() -> None:
     codes = [f.code for f in est.diagnostics]
     assert "divergence_restart" in codes
     assert est.config.step_size_rule.startswith("ε = 0.0625/κ")
+    # the restarted run's ε is at most a quarter of the diverged run's, whatever κ it measured
+    (restart,) = [f for f in est.diagnostics if f.code == "divergence_restart"]
+    assert est.config.step_size <= 0.25 * restart.values["step_size"] * (1 + 1e-12)
+    assert "at most" in est.config.step_size_rule
     assert abs(est.mean - 0.141) < 4 * est.stderr + 0.01
 
 
@@ -156,10 +160,43 @@ def test_a_divergence_that_restarts_do_not_cure_names_gamma() -> None:
     w = {"w": torch.zeros(2, dtype=torch.float64)}
     with pytest.raises(numeric.DivergenceError, match="diverged after 3 restarts") as info:
         numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0)
-    assert "cut 64×" in str(info.value) and "gamma=10" in str(info.value)
+    assert "(64×)" in str(info.value) and "gamma=10" in str(info.value)
     assert "leave it None" not in str(info.value)
     est = numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0, gamma=1000.0)
     assert math.isfinite(est.mean)  # the advice works: the chains stay inside the wall
+
+
+def test_restarts_cut_the_step_itself() -> None:
+    """κ is measured along a step of the size it sets, so where the curvature grows away from w*
+    a quarter of step_scale measured a smaller κ and cut ε only 2× (a 334-parameter deep linear
+    network diverged after three restarts); the restart caps ε at a quarter of the diverged
+    run's, and the caps only ever shrink."""
+    from numeric.options import LLCOptions
+    from numeric.warmup import restart_options
+
+    err = numeric.DivergenceError("x", chain=0, step=5, cause="c", step_size=1e-3)
+    once = restart_options(LLCOptions(), err)
+    assert once.step_scale == 0.0625 and once.max_step_size == pytest.approx(2.5e-4)
+    wider = numeric.DivergenceError("x", chain=0, step=5, cause="c", step_size=4e-3)
+    assert restart_options(once, wider).max_step_size == pytest.approx(2.5e-4)
+    unknown = numeric.DivergenceError("x", chain=0, step=5, cause="c")  # ε not known: no cap
+    assert restart_options(LLCOptions(), unknown).max_step_size == math.inf
+    with pytest.raises(numeric.InvalidInputError, match="max_step_size"):
+        LLCOptions(max_step_size=0.0)
+
+
+def test_every_chain_diverging_with_continue_is_a_divergence_error() -> None:
+    """on_divergence="continue" drops diverged chains; when none is left the error says so (it
+    crashed later on empty arrays: an InvalidInputError from the step-size check, or numpy)."""
+    x = torch.randn(100, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+    def walled(p, b):
+        q = p["w"].square().sum() + 0 * b[0].mean()
+        return torch.where((p["w"].abs() > 0.4).any(), torch.full_like(q, float("inf")), q)
+
+    w = {"w": torch.zeros(2, dtype=torch.float64)}
+    with pytest.raises(numeric.DivergenceError, match="every chain diverged"):
+        numeric.estimate_llc(walled, w, (x,), num_chains=2, seed=0, on_divergence="continue")
 
 
 def test_visited_positions_span_the_whole_run() -> None:
