@@ -63,6 +63,15 @@ def test_dln_verdict_rule():
     v = dln_verdict(_dln_points([-0.3, -0.4, -0.2]))
     assert v.outcome == "not reproduced"
     assert v.to_dict()["median |λ̂/λ − 1|"] == pytest.approx(0.3)
+    # far from λ, but every estimate flagged unusable: no evidence either way
+    assert dln_verdict(_dln_points([-0.3, -0.4, -0.2], worst="error")).outcome == "inconclusive"
+    # one usable estimate of three is too few to refute; two of three are enough
+    few = _dln_points([-0.3], worst="none") + _dln_points([0.4, -0.5], worst="error")
+    assert dln_verdict(few).outcome == "inconclusive"
+    enough = _dln_points([-0.3, 0.2], worst="none") + _dln_points([0.0], worst="error")
+    v = dln_verdict(enough)
+    assert v.outcome == "not reproduced"
+    assert v.to_dict()["median |λ̂/λ − 1| without an error finding"] == pytest.approx(0.25)
 
 
 # ---- claim 2: SGLD against MALA
