@@ -68,6 +68,19 @@ def from_module(
     return ModuleLoss(module, loss), params
 
 
+# layers whose output in training mode is random or depends on the rest of the batch
+TRAIN_MODE_LAYERS = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm, nn.RReLU)
+
+
+def train_mode_layers(module: nn.Module) -> list[str]:
+    """Names and types of the submodules in training mode that ``TRAIN_MODE_LAYERS`` lists."""
+    return [
+        f"'{name}' ({type(m).__name__})" if name else f"the module ({type(m).__name__})"
+        for name, m in module.named_modules()
+        if m.training and isinstance(m, TRAIN_MODE_LAYERS)
+    ]
+
+
 class DataModel:
     """The loss vectorised over chains, its gradients, HVPs and full-data losses."""
 
@@ -227,7 +240,7 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
         raise InvalidInputError(
             f"loss_fn must be a function (params, batch) -> mean loss, got {model.loss_fn!r}"
         )
-    idx = torch.arange(min(model.n, 2), device=w_star.device)
+    idx = torch.arange(min(model.n, 16), device=w_star.device)
     try:
         out = model.f(w_star, take(model.data, idx))
     except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -239,6 +252,16 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
     if not isinstance(out, Tensor) or out.dim() != 0:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
         raise InvalidInputError(f"loss_fn must return the mean loss (a scalar), got {shape}")
+    module = getattr(model.loss_fn, "module", None)
+    if isinstance(model.loss_fn, ModuleLoss) and (stochastic := train_mode_layers(module)):
+        raise InvalidInputError(
+            f"the module is in training mode, where its layers {', '.join(stochastic)} make the "
+            "loss random (dropout) or depend on the batch's own statistics (batch norm), so L_n(w) "
+            "is not a function of w; call module.eval() before estimating (the LLC is that of the "
+            "evaluated model)"
+        )
+    check_mean_and_deterministic(model, w_star, idx, out)
+    idx = idx[:2]
     try:
         with torch.enable_grad():
             ww = w_star.detach().expand(2, -1).clone().requires_grad_(True)
@@ -250,6 +273,31 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
             "batch): no .item() or .numpy(), no Python if/while on tensor values, no in-place "
             f"updates of params or batch. It failed as the steps call it: {exc}"
         ) from exc
+
+
+def check_mean_and_deterministic(model: DataModel, w: Tensor, idx: Tensor, out: Tensor) -> None:
+    """L(w, b) is a function of w and b (a second call gives the same value), and a mean over
+    the batch, not a sum (b taken twice over gives L(w, b), not 2·L(w, b)). Tolerance: 10³
+    machine epsilons of |L|, which summation order and GPU atomics stay well inside."""
+    with torch.no_grad():
+        a = float(out)
+        again = float(model.f(w, take(model.data, idx)))
+        doubled = float(model.f(w, take(model.data, torch.cat([idx, idx]))))
+    tol = 1e3 * torch.finfo(w.dtype).eps * max(abs(a), abs(again), abs(doubled))
+    if not math.isfinite(a):
+        return  # the full-data check names the non-finite data
+    if abs(again - a) > tol:
+        raise InvalidInputError(
+            f"loss_fn is random: two calls on the same batch at w* gave {a:.6g} and {again:.6g}. "
+            "The estimator needs L(w, batch) to depend on w and the batch only: put a module in "
+            "eval mode (dropout off), or draw any noise inside loss_fn from a fixed generator"
+        )
+    if a != 0 and abs(doubled - 2 * a) <= tol and abs(doubled - a) > tol:
+        raise InvalidInputError(
+            f"loss_fn returns the sum over the batch, not the mean: {a:.6g} on {len(idx)} "
+            f"samples, {doubled:.6g} on the same samples twice over. nβ·L_n needs the mean loss "
+            "(e.g. reduction='mean')"
+        )
 
 
 @dataclass(frozen=True)

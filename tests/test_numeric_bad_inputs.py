@@ -46,6 +46,19 @@ def _inplace_loss(p, b):
     return (b[1] - b[0] @ w).square().mean()
 
 
+def _sum_loss(p, b):
+    return (b[1] - b[0] @ p["w"]).square().sum()
+
+
+def _random_loss(p, b):  # noise from the global generator: a different loss on every call
+    r = b[1] - b[0] @ p["w"]
+    return (r + 0.1 * torch.randn_like(r)).square().mean()
+
+
+def _train_mode(*layers: torch.nn.Module) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(2, 4), *layers, torch.nn.Linear(4, 1)).train()
+
+
 ROWS = {
     # data
     "data None": (lambda: estimate_llc(LOSS, W, None), "data must be"),
@@ -109,6 +122,10 @@ ROWS = {
     # the other public functions
     "from_module of an int": (lambda: numeric.from_module(3, torch.nn.functional.mse_loss), "module"),
     "from_module loss not callable": (lambda: numeric.from_module(torch.nn.Linear(2, 1), 3), "loss"),
+    "module with dropout in training mode": (lambda: estimate_llc(*numeric.from_module(_train_mode(torch.nn.Dropout(0.5)), torch.nn.functional.mse_loss), (X, Y[:, None]), **FAST), r"'1' \(Dropout\).*module.eval\(\)"),
+    "module with batch norm in training mode": (lambda: estimate_llc(*numeric.from_module(_train_mode(torch.nn.BatchNorm1d(4)), torch.nn.functional.mse_loss), (X, Y[:, None]), **FAST), r"'1' \(BatchNorm1d\).*module.eval\(\)"),
+    "loss a sum over the batch": (lambda: estimate_llc(_sum_loss, W, DATA, **FAST), "sum over the batch, not the mean"),
+    "loss random": (lambda: estimate_llc(_random_loss, W, DATA, **FAST), "loss_fn is random"),
     "hessian_trace block 0": (lambda: numeric.hessian_trace(LOSS, W, DATA, block=0), "block"),
     "hessian_trace NaN data": (lambda: numeric.hessian_trace(LOSS, W, (X * float("nan"), Y)), "not finite"),
     "hessian_trace distribution": (lambda: numeric.hessian_trace(LOSS, W, DATA, distribution="uniform"), "distribution"),
@@ -156,3 +173,16 @@ def test_drawn_bad_numbers_are_refused(name: str, value: object) -> None:
 def test_drawn_bad_counts_are_refused(name: str, value: object) -> None:
     with deadline(20), pytest.raises(numeric.NumericError, match=name):
         estimate_llc(LOSS, W, DATA, **{name: value})
+
+
+def test_a_module_in_eval_mode_is_accepted_and_its_loss_is_a_mean() -> None:
+    """The refusals above are of training mode and of sums, not of the layers or of the loss:
+    the same module in eval mode gives (loss_fn, w*), and a mean loss passes the check."""
+    net = _train_mode(torch.nn.Dropout(0.5), torch.nn.BatchNorm1d(4)).eval()
+    loss_fn, w = numeric.from_module(net, torch.nn.functional.mse_loss)
+    assert sorted(w) == ["0.bias", "0.weight", "2.bias", "2.weight", "3.bias", "3.weight"]
+    data = (X, Y[:, None])
+    with torch.no_grad():
+        assert float(loss_fn(w, data)) == float(torch.nn.functional.mse_loss(net(X), Y[:, None]))
+    est = estimate_llc(loss_fn, w, data, **FAST)
+    assert est.config.num_params == 2 * 4 + 4 + 2 * 4 + 4 + 1
