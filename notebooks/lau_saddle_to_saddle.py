@@ -85,6 +85,11 @@ plt.show()
 
 # %% [markdown]
 # ## Verdict
+#
+# Beside each λ̂ the verdict prints the quadratic target ½Σ nβh⁺/(nβh⁺ + γ) from the Hessian at
+# the checkpoint. Where the chains stay near the checkpoint (γ = 1000 everywhere, γ = 1 at the
+# final minimum) λ̂ lands on it; a γ that holds the chains at a saddle also holds the ascent
+# directions, so that target, not λ_k, is what λ̂ can measure on a plateau.
 
 # %%
 print(result.verdict)

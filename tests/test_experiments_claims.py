@@ -169,6 +169,10 @@ def test_saddle_claim_on_a_tiny_network():
     # at step 0 nothing is learned: rank 0, whose λ is that of the zero map (Aoyagi: 3/2)
     assert res.points[0].rank == 0 and res.points[0].lam == 1.5
     assert res.run.losses.shape == (60,)
+    # the quadratic target at each checkpoint is recorded (12 parameters: the dense Hessian) and
+    # named in the verdict beside λ̂; it lies in [0, D/2]
+    assert all(0.0 <= p.estimate.laplace <= 6.0 for p in res.points)
+    assert f"{res.points[-1].estimate.laplace:.3g}" in res.verdict.sentence
 
 
 def test_saddle_verdict_rule():

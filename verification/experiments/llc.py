@@ -37,6 +37,9 @@ class LLCPoint(Record):
     findings: str  # "code (severity); …", "" when none
     worst: str  # "none", "info", "warning" or "error"
     seconds: float
+    # ½Σ nβh⁺/(nβh⁺ + γ + α) over the Hessian's eigenvalues h at w*: the target of a quadratic
+    # loss (``LLCConfig.laplace_llc``; nan where the Hessian was not computed)
+    laplace: float = math.nan
 
     @property
     def ok(self) -> bool:
@@ -63,6 +66,7 @@ def point(est: numeric.LLCEstimate, step: int, seconds: float) -> LLCPoint:
         findings,
         worst,
         seconds,
+        est.config.laplace_llc,
     )
 
 

@@ -9,7 +9,10 @@ shown beside λ̂. A plateau is a saddle, not a minimum of L_n, so λ_k is a ref
 estimator's exact target there; and chains started at a saddle move downhill unless the
 localisation γ holds them, which makes λ̂ negative (the ``below_reference_loss`` finding). The
 claim is therefore run at several γ on the same training run: the package's γ = 1 first, then
-stronger localisations (a correction, if only they show the steps).
+stronger localisations (a correction, if only they show the steps). A γ strong enough to hold
+the chains at a saddle (γ > nβ·|h| along its descent directions h < 0) also holds them along the
+ascent directions of comparable curvature, so λ̂ there tracks the quadratic target
+½Σ nβh⁺/(nβh⁺ + γ) (``LLCPoint.laplace``, shown beside λ̂), not λ_k.
 """
 
 from __future__ import annotations
@@ -107,10 +110,17 @@ def steps_up(points: Sequence[SaddlePoint], z_min: float = 2.0) -> tuple[bool, s
     zs = [z_score(*means[b], *means[a]) for a, b in itertools.pairwise(ranks)]
     invalid = sum(not p.valid for p in points)
     ratios = ", ".join(f"{means[k][0] / by_rank[k][0].lam:.2f}" for k in ranks)
+    laplace = [p.estimate.laplace for p in points]
+    to_laplace = (
+        ", λ̂ against the quadratic target ½Σ nβh⁺/(nβh⁺ + γ) at each checkpoint: "
+        + ", ".join(f"{p.estimate.llc:.3g}/{p.estimate.laplace:.3g}" for p in points)
+        if all(math.isfinite(x) for x in laplace)
+        else ""
+    )
     text = (
         f"γ = {g:g}: ranks {ranks}, λ̂ steps by z = {', '.join(f'{z:+.1f}' for z in zs)}, "
         f"λ̂/λ_k = {ratios}, {invalid} of {len(points)} estimates invalid (λ̂ ≤ 0 or below w*'s "
-        "loss)"
+        f"loss){to_laplace}"
     )
     ok = len(ranks) > 1 and all(z > z_min for z in zs) and invalid == 0
     return ok, text, nums
