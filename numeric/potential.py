@@ -44,6 +44,7 @@ from numeric.potential_steps import (
     UnadjustedTransition,
 )
 from numeric.potential_warmup import (
+    MAX_METRIC_DIM,
     MAX_POTENTIAL_DRAWS,
     MAX_TRACKED_COORDS,
     sample_potential,
@@ -270,7 +271,11 @@ def _check_memory(opts: PotentialOptions, w: Tensor) -> None:
     """Refuse a run whose chains (with the metric's D×D matrices) and traces cannot fit."""
     c, d, item = opts.num_chains, w.numel(), w.element_size()
     draws = opts.num_draws if opts.num_draws is not None else MAX_POTENTIAL_DRAWS
-    metric = 0 if opts.metric is False or not opts.metropolis else c * d * d * item * 6
+    # the metric's steps run where metric=True, or by default (None) up to MAX_METRIC_DIM
+    uses_metric = opts.metropolis and (
+        opts.metric is True or (opts.metric is None and d <= MAX_METRIC_DIM)
+    )
+    metric = c * d * d * item * 6 if uses_metric else 0
     require_memory(
         {
             "the chains' state": c * d * item * 16,
