@@ -188,8 +188,9 @@ def estimate_llc(
                 if restarts:
                     raise restarts_exhausted(err, restarts, opts.gamma) from err
                 raise
-            restarts.append(restart_finding(err, opts.step_scale))
-            opts = restart_options(opts, err)
+            after = restart_options(opts, err)
+            restarts.append(restart_finding(err, opts, after))
+            opts = after
     return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
 
 

@@ -252,8 +252,8 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
     if not isinstance(out, Tensor) or out.dim() != 0:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
         raise InvalidInputError(f"loss_fn must return the mean loss (a scalar), got {shape}")
-    module = getattr(model.loss_fn, "module", None)
-    if isinstance(model.loss_fn, ModuleLoss) and (stochastic := train_mode_layers(module)):
+    loss_fn = model.loss_fn
+    if isinstance(loss_fn, ModuleLoss) and (stochastic := train_mode_layers(loss_fn.module)):
         raise InvalidInputError(
             f"the module is in training mode, where its layers {', '.join(stochastic)} make the "
             "loss random (dropout) or depend on the batch's own statistics (batch norm), so L_n(w) "
@@ -279,13 +279,13 @@ def check_mean_and_deterministic(model: DataModel, w: Tensor, idx: Tensor, out: 
     """L(w, b) is a function of w and b (a second call gives the same value), and a mean over
     the batch, not a sum (b taken twice over gives L(w, b), not 2·L(w, b)). Tolerance: 10³
     machine epsilons of |L|, which summation order and GPU atomics stay well inside."""
+    a = float(out)
+    if not math.isfinite(a):
+        return  # the full-data check names the non-finite data
     with torch.no_grad():
-        a = float(out)
         again = float(model.f(w, take(model.data, idx)))
         doubled = float(model.f(w, take(model.data, torch.cat([idx, idx]))))
     tol = 1e3 * torch.finfo(w.dtype).eps * max(abs(a), abs(again), abs(doubled))
-    if not math.isfinite(a):
-        return  # the full-data check names the non-finite data
     if abs(again - a) > tol:
         raise InvalidInputError(
             f"loss_fn is random: two calls on the same batch at w* gave {a:.6g} and {again:.6g}. "

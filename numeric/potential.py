@@ -44,9 +44,9 @@ from numeric.potential_steps import (
     UnadjustedTransition,
 )
 from numeric.potential_warmup import (
-    MAX_METRIC_DIM,
     MAX_POTENTIAL_DRAWS,
     MAX_TRACKED_COORDS,
+    metric_may_run,
     sample_potential,
     warm_up_potential,
 )
@@ -271,11 +271,7 @@ def _check_memory(opts: PotentialOptions, w: Tensor) -> None:
     """Refuse a run whose chains (with the metric's D×D matrices) and traces cannot fit."""
     c, d, item = opts.num_chains, w.numel(), w.element_size()
     draws = opts.num_draws if opts.num_draws is not None else MAX_POTENTIAL_DRAWS
-    # the metric's steps run where metric=True, or by default (None) up to MAX_METRIC_DIM
-    uses_metric = opts.metropolis and (
-        opts.metric is True or (opts.metric is None and d <= MAX_METRIC_DIM)
-    )
-    metric = c * d * d * item * 6 if uses_metric else 0
+    metric = c * d * d * item * 6 if metric_may_run(opts, d) else 0
     require_memory(
         {
             "the chains' state": c * d * item * 16,

@@ -167,6 +167,14 @@ def _adapt(
     )
 
 
+def metric_may_run(opts: PotentialOptions, d: int) -> bool:
+    """Whether position-dependent steps can follow the MALA steps: asked for (``metric=True``),
+    or by default (``None``) up to ``MAX_METRIC_DIM`` parameters; never without Metropolis."""
+    return opts.metropolis and (
+        opts.metric is True or (opts.metric is None and d <= MAX_METRIC_DIM)
+    )
+
+
 def _choose_metric(
     chains: Chains, tuning: Tuning, opts: PotentialOptions, d: int, floor: float
 ) -> tuple[bool, str, tuple[Finding, ...]]:
@@ -179,7 +187,7 @@ def _choose_metric(
             pilot = min(PILOT_STEPS, opts.num_burnin - chains.steps_done)
         slow, why = pilot_creeps(chains, tuning, pilot)
         if metric is None:  # no room for a pilot: on where possible, the safe choice
-            metric = slow is not False and d <= MAX_METRIC_DIM and floor > 0
+            metric = slow is not False and metric_may_run(opts, d) and floor > 0
             note = f"; {why}: position-dependent steps {'on' if metric else 'off'}"
         if slow and not metric:
             findings = (creeping_finding(why, d, floor, asked_off=opts.metric is False),)

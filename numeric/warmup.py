@@ -80,10 +80,10 @@ MAX_RESTARTS = 3  # runs restarted with a smaller step after a divergence (autom
 RESTART_FACTOR = 0.25  # step_scale (so ε) multiplied by this on each restart
 KAPPA_FLOOR = 1e-12  # a curvature at most this (only possible with γ + α = 0) chooses no ε
 
+O = TypeVar("O", bound=SamplerOptions)
 # measure(v, iters) -> (κ, v): the curvature where the chains are, power iteration warm-started
 # at v [C, D]
 Measure = Callable[[Tensor, int], tuple[float, Tensor]]
-O = TypeVar("O", bound=SamplerOptions)
 # heating(tuning, factor) -> the heating factor where the chains are (``measure.minibatch_heating``)
 Heating = Callable[[Tuning, float], float]
 
@@ -113,22 +113,22 @@ def restart_options(opts: O, err: DivergenceError) -> O:
     )
 
 
-def restart_finding(err: DivergenceError, step_scale: float) -> Finding:
+def restart_finding(err: DivergenceError, before: SamplerOptions, after: SamplerOptions) -> Finding:
     """What a restart says: which chain diverged where at which ε, and the smaller step that
-    followed (``restart_options``)."""
-    new = step_scale * RESTART_FACTOR
-    eps = f"ε = {err.step_size:.3g}" if math.isfinite(err.step_size) else "ε = step_scale/κ"
-    cap = f" and ε ≤ {RESTART_FACTOR * err.step_size:.3g}" if math.isfinite(err.step_size) else ""
+    followed (``after``, from ``restart_options``)."""
+    known = math.isfinite(err.step_size)
+    eps = f"ε = {err.step_size:.3g}" if known else "ε = step_scale/κ"
+    cap = f" and ε ≤ {after.max_step_size:.3g}" if math.isfinite(after.max_step_size) else ""
     return Finding(
         "divergence_restart",
         "info",
-        f"chain {err.chain} diverged at step {err.step} with {eps} (step_scale = {step_scale:g}; "
-        f"the curvature where the chains went exceeded the one measured); the run was restarted "
-        f"from w* with step_scale = {new:g}{cap}",
+        f"chain {err.chain} diverged at step {err.step} with {eps} (step_scale = "
+        f"{before.step_scale:g}; the curvature where the chains went exceeded the one measured); "
+        f"the run was restarted from w* with step_scale = {after.step_scale:g}{cap}",
         {
             "chain": float(err.chain),
             "step": float(err.step),
-            "step_scale": step_scale,
+            "step_scale": before.step_scale,
             "step_size": err.step_size,
         },
     )
@@ -159,6 +159,12 @@ def restarts_exhausted(
     )
 
 
+def automatic_step(kappa: float, step_scale: float, max_step: float = math.inf) -> float:
+    """ε = min(step_scale/κ, ``max_step``): the automatic step at curvature κ, under the cap a
+    restart set (``restart_options``)."""
+    return min(step_scale / kappa, max_step)
+
+
 def adapt_checkpoints(steps: int) -> list[int]:
     """Geometric checkpoints 0, 1, 2, 4, ... < steps at which the curvature is re-measured."""
     out, k = [0], 1
@@ -177,7 +183,7 @@ def adapt_step_size(
     step_scale: float,
     max_step: float = math.inf,
 ) -> tuple[Tuning, Tensor]:
-    """ε = min(step_scale/κ, ``max_step``) with κ re-measured at the checkpoints of
+    """ε = ``automatic_step(κ, step_scale, max_step)`` with κ re-measured at the checkpoints of
     ``adapt_checkpoints`` while the chains run ``steps`` steps; κ is the largest of the last
     three measurements. Returns the tuning (ε, κ) and the power-iteration vectors."""
     cps = adapt_checkpoints(max(steps, 1))
@@ -194,7 +200,7 @@ def adapt_step_size(
                 "gamma > 0 (the localisation; the default is 1), or a step_size"
             )
         kappa = max(max(history[-3:]), KAPPA_FLOOR)
-        tuning = tuning._replace(step_size=min(step_scale / kappa, max_step), kappa=kappa)
+        tuning = tuning._replace(step_size=automatic_step(kappa, step_scale, max_step), kappa=kappa)
         nxt = cps[i + 1] if i + 1 < len(cps) else steps
         if nxt > cp:
             chains.advance(nxt - cp, tuning)
@@ -205,11 +211,12 @@ def shrink_if_stiffer(
     measure: Measure, tuning: Tuning, v: Tensor, step_scale: float, max_step: float = math.inf
 ) -> tuple[Tuning, Tensor, bool]:
     """Re-measure κ where the chains are; if it grew by more than half,
-    ε = min(step_scale/κ, ``max_step``)."""
+    ε = ``automatic_step(κ, step_scale, max_step)``."""
     k_now, v = measure(v, 8)
     if not k_now > 1.5 * tuning.kappa:
         return tuning, v, False
-    return tuning._replace(step_size=min(step_scale / k_now, max_step), kappa=k_now), v, True
+    step = automatic_step(k_now, step_scale, max_step)
+    return tuning._replace(step_size=step, kappa=k_now), v, True
 
 
 def raise_friction(plan: LLCPlan, tuning: Tuning, heating: Heating) -> Tuning:

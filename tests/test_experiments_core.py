@@ -27,7 +27,7 @@ from verification.experiments import (
     train,
 )
 from verification.experiments.datasets import MNIST_FILES, digits, mnist, mnist_available
-from verification.experiments.dln import dln_target
+from verification.experiments.dln import dln_data, dln_target
 from verification.experiments.mode import parse_full
 from verification.experiments.networks import deep_linear, num_params, relu_mlp
 from verification.experiments.teachers import dln_teacher, random_dln_teacher
@@ -230,7 +230,7 @@ def test_dln_target_matches_quadrature_and_lies_below_lambda():
     # below λ (≈ λ − (m − 1)/log nβ); MALA's estimate against 2-D quadrature of the same target
     t = dln_teacher((1, 1, 1), 0, seed=0)
     n = 100
-    x = t.sample(n, torch.Generator().manual_seed(3))[0]
+    x = dln_data(t, n, seed=3)[0][0]  # the inputs dln_target samples at that seed
     point, est = dln_target(t, n, seed=3, num_draws=20_000, num_burnin=2_000)
     exact = expected_llc(t.loss_potential(x), t.flat_true_parameter(), nbeta=est.nbeta, gamma=1.0)
     assert abs(point.llc - exact.value) < 4 * point.stderr + exact.abserr

@@ -147,15 +147,17 @@ def test_the_largest_seed_runs_every_seeded_stage() -> None:
     assert est.config.seed == 2**64 - 1 and 0.0 < est.mean < 2.0
 
 
+def walled(p, b):
+    """|w|² inside the box |w_j| ≤ 0.4, infinite outside it (inside the localisation at γ = 1)."""
+    q = p["w"].square().sum() + 0 * b[0].mean()
+    return torch.where((p["w"].abs() > 0.4).any(), torch.full_like(q, float("inf")), q)
+
+
 def test_a_divergence_that_restarts_do_not_cure_names_gamma() -> None:
     """A loss that is infinite beyond |w_j| = 0.4 (inside the localisation at γ = 1): every run
     diverges, so after three restarts (ε cut 64×) the error says so and advises a larger γ,
     not "reduce step_size, or leave it None" (it was None)."""
     x = torch.randn(100, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-
-    def walled(p, b):
-        q = p["w"].square().sum() + 0 * b[0].mean()
-        return torch.where((p["w"].abs() > 0.4).any(), torch.full_like(q, float("inf")), q)
 
     w = {"w": torch.zeros(2, dtype=torch.float64)}
     with pytest.raises(numeric.DivergenceError, match="diverged after 3 restarts") as info:
@@ -189,10 +191,6 @@ def test_every_chain_diverging_with_continue_is_a_divergence_error() -> None:
     """on_divergence="continue" drops diverged chains; when none is left the error says so (it
     crashed later on empty arrays: an InvalidInputError from the step-size check, or numpy)."""
     x = torch.randn(100, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-
-    def walled(p, b):
-        q = p["w"].square().sum() + 0 * b[0].mean()
-        return torch.where((p["w"].abs() > 0.4).any(), torch.full_like(q, float("inf")), q)
 
     w = {"w": torch.zeros(2, dtype=torch.float64)}
     with pytest.raises(numeric.DivergenceError, match="every chain diverged"):

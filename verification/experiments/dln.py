@@ -62,6 +62,15 @@ def dln_point(teacher: DLNTeacher, n: int, **kwargs: Any) -> DLNPoint:
     return dln_estimate(teacher, n, **kwargs)[0]
 
 
+def dln_data(
+    teacher: DLNTeacher, n: int, seed: int, dtype: torch.dtype = torch.float64
+) -> tuple[tuple[torch.Tensor, torch.Tensor], torch.Generator]:
+    """The n samples (x, y) of ``seed``, shared by ``dln_estimate`` and ``dln_target``, and the
+    generator after drawing them (training's initialisation continues from it)."""
+    g = torch.Generator().manual_seed(seed)
+    return teacher.sample(n, g, dtype), g
+
+
 def dln_estimate(
     teacher: DLNTeacher,
     n: int,
@@ -77,8 +86,7 @@ def dln_estimate(
     """λ̂ of one teacher at the true parameter, or after ``train_steps`` full-batch steps of
     ``optimizer`` (default Adam, lr 0.01) from initialisation ``init_scale``·torch's default;
     the record and the whole estimate (its Laplace value, step check, findings)."""
-    g = torch.Generator().manual_seed(seed)
-    data = teacher.sample(n, g, dtype)
+    data, g = dln_data(teacher, n, seed, dtype)
     if where == "true":
         net, loss = teacher.module(dtype), 0.0
     else:
@@ -108,8 +116,7 @@ def dln_target(
     step-size bias and no gradient noise, so λ_β − λ is the target's finite-nβ distance from
     Aoyagi's λ and λ̂ − λ_β the SGLD estimator's error. Its chains are plain MALA (no
     preconditioner) and long by default; their findings say how far to trust the number."""
-    g = torch.Generator().manual_seed(seed)
-    x = None if population else teacher.sample(n, g, torch.float64)[0]
+    x = None if population else dln_data(teacher, n, seed, torch.float64)[0][0]
     potential = {
         "num_chains": num_chains,
         "num_draws": num_draws,

@@ -7,12 +7,13 @@ default bound for ``scale = 1``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 
 def _check_widths(widths: Sequence[int]) -> list[int]:
@@ -64,6 +65,12 @@ def deep_linear(
     ws = _check_widths(widths)
     layers = [nn.Linear(a, b, bias=False, dtype=dtype) for a, b in itertools.pairwise(ws)]
     return seeded_init_(nn.Sequential(*layers), generator, scale)  # type: ignore[return-value]
+
+
+def linear_product(weights: Iterable[Tensor]) -> Tensor:
+    """W_L ⋯ W_1 of the layers' weights W_1, …, W_L (first layer first; leading axes broadcast,
+    so a batch of chains' weights gives a batch of products)."""
+    return functools.reduce(lambda P, W: W @ P, weights)
 
 
 def num_params(module: nn.Module) -> int:

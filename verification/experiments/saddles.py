@@ -30,7 +30,7 @@ from torch import Tensor
 import rlct
 
 from .llc import LLCPoint, llc_along, mse_loss
-from .networks import deep_linear
+from .networks import deep_linear, linear_product
 from .optimizers import sgd
 from .records import Claim, Measurement, Record, Verdict, z_score
 from .training import TrainingRun, train
@@ -79,10 +79,7 @@ def target_map(out: int, inp: int, s: Sequence[float], generator: torch.Generato
 
 def product(state: dict[str, Tensor], depth: int) -> Tensor:
     """W_L ⋯ W_1 of a ``deep_linear`` state dict."""
-    P = state["0.weight"]
-    for i in range(1, depth):
-        P = state[f"{i}.weight"] @ P
-    return P
+    return linear_product(state[f"{i}.weight"] for i in range(depth))
 
 
 def learned_rank(P: Tensor, s_min: float) -> int:

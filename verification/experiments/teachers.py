@@ -25,10 +25,11 @@ from dataclasses import dataclass
 import sympy as sp
 import torch
 from torch import Tensor, nn
+from torch.nn.utils import parameters_to_vector
 
 import rlct
 
-from .networks import deep_linear
+from .networks import deep_linear, linear_product
 from .records import Record
 
 
@@ -71,8 +72,7 @@ class DLNTeacher(Record):
 
     def flat_true_parameter(self, dtype: torch.dtype = torch.float64) -> Tensor:
         """w* flat, in the order of the module's parameters (layer by layer, row-major)."""
-        state = self.true_state(dtype)
-        return torch.cat([state[f"{i}.weight"].reshape(-1) for i in range(len(self.widths) - 1)])
+        return parameters_to_vector(self.true_state(dtype).values())
 
     def loss_potential(self, x: Tensor | None = None) -> Callable[[Tensor], Tensor]:
         """L_n(w) = ½‖(P(w) − P*)·R‖²_F for flat w [..., D] (leading chain axes kept): the
@@ -82,16 +82,16 @@ class DLNTeacher(Record):
         if x is not None and (x.ndim != 2 or x.shape[1] != self.widths[0] or len(x) == 0):
             raise ValueError(f"x must be [n ≥ 1, {self.widths[0]}], got {tuple(x.shape)}")
         shapes = list(itertools.pairwise(self.widths))
+        sizes = [a * b for a, b in shapes]
 
         def product(w: Tensor) -> Tensor:
-            pos, P = 0, None
-            for a, b in shapes:
-                W = w[..., pos : pos + a * b].reshape(*w.shape[:-1], b, a)
-                pos += a * b
-                P = W if P is None else W @ P
-            return P
+            blocks = w.split(sizes, dim=-1)
+            return linear_product(
+                W.reshape(*w.shape[:-1], b, a) for W, (a, b) in zip(blocks, shapes)
+            )
 
-        target = product(self.flat_true_parameter(dtype))
+        state = self.true_state(dtype)
+        target = linear_product(state[f"{i}.weight"] for i in range(len(shapes)))
         if x is None:
             root = torch.eye(self.widths[0], dtype=dtype)
         else:
