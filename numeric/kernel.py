@@ -44,6 +44,7 @@ from numeric._inductor import small_matmul_backend
 from numeric._params import ParamSpec
 from numeric.data import Gatherer, signature
 from numeric.gradients import FlatLoss, make_gradient, make_paired_gradient
+from numeric.heap import HeapTrimmer
 from numeric.types import ALL, BlockNoise, Constants, KernelSpec, Record, Trace
 
 UNROLL = 8  # steps per compiled call
@@ -220,6 +221,8 @@ class Kernel:
         else:
             self.block = make_block(f, spec, functional=False)
         self.consts = self._k = consts
+        # CPU runs hand their freed temporaries back to the system (``numeric.heap``)
+        self._heap = HeapTrimmer() if consts.w_star.device.type == "cpu" else None
         if compiled:  # the scalars as 0-d tensor arguments from the start
             self.update_constants(
                 **{name: getattr(consts, name) for name in ("nbeta", "gamma", "alpha", "friction")}
@@ -263,6 +266,8 @@ class Kernel:
             noise = draw_block(gen, min(per, m - s), c, n, batch, self.consts.w_star)
             state, tr = self.run(state, noise, eps, record)
             parts.append(tr)
+            if self._heap is not None:
+                self._heap.trim()
         return state, Trace.join(parts)
 
     def run(
