@@ -9,7 +9,8 @@ Anything else (calls, attributes, subscripts, floats, strings, comparisons, lamb
 refused with an error that names the argument.
 
 Sizes are bounded before anything is computed: the string's length, the depth of the syntax tree
-(``ast.parse`` itself gives up on sums of more than about 2,000 terms), every exponent
+(≤ ``MAX_DEPTH``, counted without recursion, so the bound does not move with
+:func:`sys.getrecursionlimit`, which torch, hypothesis and others raise), every exponent
 (|e| ≤ ``MAX_EXPONENT``) and the bit length of every number built (≤ ``MAX_BITS``), so
 ``x**10**10`` and ``2**2**2**2**2**2`` are refused at once instead of expanded. Powers are not
 expanded here: ``(x + y)**50`` stays a power until the caller decides it is small enough.
@@ -24,13 +25,16 @@ import sympy as sp
 
 from .errors import RLCTError, TooLargeError
 
-__all__ = ["MAX_BITS", "MAX_EXPONENT", "MAX_LENGTH", "parse_expression"]
+__all__ = ["MAX_BITS", "MAX_DEPTH", "MAX_EXPONENT", "MAX_LENGTH", "parse_expression"]
 
 MAX_LENGTH = 10_000
 """The longest string parsed (characters)."""
 
 MAX_EXPONENT = 10_000
 """The largest |exponent| in a parsed power."""
+
+MAX_DEPTH = 2_000
+"""The deepest syntax tree read, in expression nodes (a sum of n terms is n deep)."""
 
 MAX_BITS = 100_000
 """The largest bit length (numerator plus denominator) of a number built while parsing."""
@@ -45,6 +49,20 @@ class _Sum(list):
 
 class _Product(list):
     """Factors of a product being read left to right."""
+
+
+def _depth(root: ast.AST) -> int:
+    """The number of expression nodes on the longest root-to-leaf path, without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend(
+            (child, depth + 1)
+            for child in ast.iter_child_nodes(node)
+            if isinstance(child, ast.expr)
+        )
+    return deepest
 
 
 def _bits(r: sp.Rational) -> int:
@@ -180,13 +198,14 @@ def parse_expression(
         )
     # ``^`` means power, with the precedence of ``**`` (Python's ``^`` binds looser than ``+``).
     # Outside string literals, which the whitelist refuses anyway, it is only ever an operator.
+    too_deep = TooLargeError(
+        f"{name} nests too deeply for the parser (a sum or product of more than {MAX_DEPTH:,} "
+        "terms, or deep parentheses); build it with sympy instead"
+    )
     try:
         tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except RecursionError:
-        raise TooLargeError(
-            f"{name} nests too deeply for the parser (a sum or product of more than about 2,000 "
-            "terms, or deep parentheses); build it with sympy instead"
-        ) from None
+        raise too_deep from None
     except (SyntaxError, ValueError, MemoryError) as exc:
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc) or type(exc).__name__
         if "Exceeds the limit" in reason:  # an integer literal of more than 4,300 digits
@@ -194,4 +213,6 @@ def parse_expression(
                 f"{name} holds an integer literal of more than 4,300 digits"
             ) from None
         raise error(f"{name} = {text[:80]!r} is not a valid expression: {reason}") from None
+    if _depth(tree.body) > MAX_DEPTH:
+        raise too_deep
     return _Reader(name, text, symbols or {}, error).read(tree.body)

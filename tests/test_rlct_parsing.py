@@ -6,6 +6,7 @@ whitelisting parser; the payloads below would run a shell command under ``sympy.
 
 from __future__ import annotations
 
+import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -24,7 +25,7 @@ from rlct.errors import (
     RLCTError,
     TooLargeError,
 )
-from rlct.parsing import MAX_EXPONENT, parse_expression
+from rlct.parsing import MAX_DEPTH, MAX_EXPONENT, parse_expression
 
 x, y = sp.symbols("x y", real=True)
 R = sp.Rational
@@ -164,6 +165,27 @@ def test_huge_strings_fail_fast(text: str, match: str):
     with pytest.raises(TooLargeError, match=match):
         parse_expression(text, "K", {"x": x})
     assert time.perf_counter() - start < 5  # a bound on a hang, not a speed goal
+
+
+def test_depth_limit_does_not_move_with_the_recursion_limit():
+    # CI failed here once: torch or hypothesis had raised the recursion limit, ast.parse then
+    # accepted a 4,000-term sum, and the bound the docs promise was gone.
+    deep = "+".join(["x"] * (MAX_DEPTH + 2))
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        with pytest.raises(TooLargeError, match="nests too deeply"):
+            parse_expression(deep, "K", {"x": x})
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def test_depth_limit_is_inclusive():
+    # A sum of n terms is n expression nodes deep: n − 1 additions and the leftmost leaf.
+    at_limit = "+".join(["x"] * MAX_DEPTH)
+    assert parse_expression(at_limit, "K", {"x": x}) == MAX_DEPTH * x
+    with pytest.raises(TooLargeError, match="nests too deeply"):
+        parse_expression(at_limit + "+x", "K", {"x": x})
 
 
 def test_exponent_limit_is_inclusive():
