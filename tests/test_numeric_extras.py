@@ -86,7 +86,7 @@ def test_trace_plot() -> None:
 
 def test_slow_position_mixing_is_flagged() -> None:
     """Plain MALA (metric=False) on K = w1²w2² and w1²w2⁴ at 0: the loss trace mixes (ESS in the
-    thousands) while the chains creep along the flat axes (ESS of (w_i − w*_i)² about 10–200 in
+    hundreds to thousands) while the chains creep along the flat axes (ESS of (w_i − w*_i)² about 10–200 in
     2,000 draws), and single runs are off by up to 4.6 standard errors: every run must say so.
     K = w² mixes in every coordinate: no finding."""
     n = 10_000
@@ -99,7 +99,10 @@ def test_slow_position_mixing_is_flagged() -> None:
     crossing = [plain(lambda w: w[..., 0] ** 2 * w[..., 1] ** 2, s) for s in (9, 10)]
     crossing.append(plain(lambda w: w[..., 0] ** 2 * w[..., 1] ** 4, 11))
     for est in crossing:
-        assert est.ess > 1000  # the loss trace alone looks healthy
+        # the loss trace alone looks healthy: ESS in the hundreds to thousands (seed 10 read 546
+        # on one machine and over 1,000 on another: the chains part at the last bit), far above
+        # the positions'
+        assert est.ess > 400 and est.ess > 10 * est.slow_ess
         assert est.slow_ess < 200 or est.slow_rhat > 1.01
         (f,) = [f for f in est.diagnostics if f.code == "slow_mixing"]
         assert f.values["ess"] == est.slow_ess
