@@ -172,8 +172,9 @@ def check_step_size(
 
     ``noise_to_drift``: RMS ratio ‖√ε ξ‖ / ‖(ε/2)∇U‖ over the draws. In equilibrium on a quadratic
     well it is ≈ 2/√(ε·mean curvature) ≫ 1; near or below 1 the chain is optimising, not sampling.
-    ``minibatch_inflation``: 1 + ε·nβ²·tr Var(ĝ)/(4D), the predicted factor by which gradient noise
-    inflates the sampling temperature (and so the estimate).
+    ``minibatch_inflation``: the predicted factor by which gradient noise inflates the sampling
+    temperature of the directions λ̂ counts (``measure.minibatch_heating``), and so the estimate;
+    where the chains spread along flat directions the estimate can move by several times that.
     """
     out: list[Finding] = []
     if np.isfinite(noise_to_drift) and noise_to_drift < 1.5:
@@ -192,8 +193,8 @@ def check_step_size(
                 "minibatch_noise",
                 "warning",
                 f"minibatch gradient noise inflates the temperature by ≈ {minibatch_inflation:.3f}"
-                " (1 + ε·nβ²·Var(ĝ)/4): the estimate is biased upward; use a smaller step size, a "
-                "larger batch, or gradient='control_variate'",
+                " (1 + ε·nβ²·Var(ĝ)/4 in the directions λ̂ counts): the estimate is biased upward;"
+                " use a smaller step size, a larger batch, or gradient='control_variate'",
                 {"inflation": minibatch_inflation},
             )
         )

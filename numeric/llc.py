@@ -36,6 +36,7 @@ from torch import Tensor
 
 from numeric import sgld
 from numeric.chains import Chains, default_progress
+from numeric.cooling import cooled_plan, cooler_options, heating_finding
 from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_step_size
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
@@ -127,8 +128,10 @@ def estimate_llc(
     directions: ``numeric.plan``, or where the step outpaces the slowest relevant direction 16×:
     ``numeric.momentum``), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
     (underdamped Langevin with ``friction`` ξ; default 2√κ of the slowest directions, critical
-    damping, raised during burn-in where the chains spread until the minibatch heating is at most
-    1%; ``numeric.sgld``). A given ``friction`` is kept, and used only where BAOAB runs.
+    damping, raised during burn-in where the chains spread until the minibatch heating of λ̂'s
+    directions is at most 1% (``numeric.measure``), and the run restarted with more friction
+    where the draws end hotter than that: ``numeric.cooling``; ``numeric.sgld``). A given
+    ``friction`` is kept, and used only where BAOAB runs.
 
     ``preconditioner``: ``"auto"`` (when the gradient is the control variate and ``step_size``
     is None: the dense Hessian preconditioner when D ≤ 2048, above that a low-rank one from the
@@ -179,10 +182,10 @@ def estimate_llc(
     problem = setup_problem(loss_fn, params, data, opts)
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []
+    cooled: list[Finding] = []  # the heating restart (``numeric.cooling``), at most one
     while True:
         try:
             run_plan, warm, drawn, alive = _run(problem, plan, opts)
-            break
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
                 if restarts:
@@ -191,7 +194,13 @@ def estimate_llc(
             after = restart_options(opts, err)
             restarts.append(restart_finding(err, opts, after))
             opts = after
-    return _estimate(problem, run_plan, opts, warm, drawn, alive, tuple(restarts))
+            continue
+        cooler = None if cooled else cooler_options(opts, run_plan, warm, drawn)
+        if cooler is None:
+            break
+        cooled.append(heating_finding(warm, drawn, cooler))
+        opts, plan = cooler, cooled_plan(plan, cooler)
+    return _estimate(problem, run_plan, opts, warm, drawn, alive, (*restarts, *cooled))
 
 
 def _run(
@@ -204,7 +213,7 @@ def _run(
     gen.manual_seed(opts.seed)
     kern = _kernel(problem, plan, opts)
     with _start_chains(problem, plan, opts, kern, gen) as chains:
-        probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale)
+        probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale, opts.seed)
 
         def switch(tuning: Tuning) -> LLCPlan | None:
             """BAOAB from here on where the momentum rule says so: a new kernel, same state."""

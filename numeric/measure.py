@@ -6,8 +6,26 @@ r"""Measurements of the target where the chains are: curvature and minibatch hea
   κ = λ_max(M^{1/2}·∇²U_B·M^{1/2}) (the γ + α part is not a multiple of I there).
 * ``consistent_curvature``: κ such that ε = c/κ is consistent with the curvature where a step of
   size ε lands (singular w*: curvature 0 at w*, large one step away).
-* ``minibatch_heating``: 1 + h·ε·nβ²·mean_i Var((M^{1/2}ĝ)_i)/4, the factor by which the
-  gradient noise heats the chains (h = ``sgld.noise_heating``: 1 for LM, more for BAOAB).
+* ``minibatch_heating``: the factor 1 + x by which the gradient noise inflates λ̂. A direction
+  with noise variance σ² (of ĝ) is heated by T = h·ε·nβ²·σ²/4 (h = ``sgld.noise_heating``: 1
+  for LM, more for BAOAB), and λ̂ counts the direction i of curvature a_i = nβ·h_i of nβ·L with
+  the weight f_i = a_i/(a_i + γ + α) (at temperature 1 its share of nβ·E[L] is f_i/2), so
+
+      x = h·ε·nβ²·tr(F·Σ)/(4·tr F),   F = A·(A + γ + α)⁻¹,  A = nβ·∇²L_B(w),
+
+  with Σ the covariance of ĝ: the temperature excess averaged with λ̂'s own weights. With a
+  preconditioner M the noise the steps add is M^{1/2}ĝ in z = M^{-1/2}w, where M ≈ (nβ·H + γ +
+  α)⁻¹ gives every counted direction curvature ≈ 1, so Σ is that noise's covariance and F stays
+  the unpreconditioned weight (exact where M is a function of the Hessian at the chains, an
+  approximation elsewhere). Averaging over the D coordinates instead (x₀ = h·ε·nβ²·tr Σ/(4D),
+  what this measured before, and still does without Hessian-vector products) misses noise that
+  lies in the few directions λ̂ counts: the control variate's noise lies in the span of the
+  per-sample gradients, the stiff directions. On a 339-parameter deep linear network x₀ was
+  0.9% under BAOAB with friction 2 while λ̂ read 15.3–16.5 against 13.7 by Metropolis-adjusted
+  HMC on the same L_n (``benchmarks/RESULTS.md``); x is x₀ times the noise's concentration
+  ρ = (tr(F·Σ)/tr Σ)/(tr F/D), 1 for isotropic noise and at most D/tr F. tr(F·Σ) and tr F are
+  Gauss quadratures of the quadratic forms vᵀF·v (Lanczos from v on one minibatch's A: from each
+  noise sample, and from Rademacher probes v for Hutchinson's tr F).
 """
 
 from __future__ import annotations
@@ -22,6 +40,8 @@ from numeric import sgld
 from numeric.errors import InvalidInputError
 
 INFLATION_CHAINS = 16  # chains the minibatch-noise inflation is measured on
+QUADRATURE_STEPS = 10  # Lanczos steps per quadratic form vᵀF·v (``minibatch_heating``)
+TRACE_PROBES = 32  # Rademacher probes of Hutchinson's tr F, over all chains (at least 2 each)
 
 # hvp_at(positions [C, D], difference) -> (v [C, D] -> H·v); ``difference``: by central
 # differences of the gradient (where autograd's second derivative is not finite)
@@ -143,27 +163,120 @@ def minibatch_heating(
     sqrt_m: Tensor | None = None,
     heating: float = 1.0,
     samples: int = 8,
+    hvp_at: Callable[[Tensor], Callable[[Tensor], Tensor]] | None = None,
+    floor: float = 0.0,
+    side: torch.Generator | None = None,
 ) -> float:
-    """1 + h·ε·nβ²·mean_i Var((M^{1/2}ĝ)_i)/4 at the positions of up to ``INFLATION_CHAINS``
-    live chains (Welford over ``samples`` minibatches; the variance in the coordinates
-    z = M^{-1/2}w where the noise is isotropic; h = ``heating``); nan with no live chain.
-    ``gradient_fn(chains)`` is ĝ for the chains of that index tensor, as the steps compute it."""
+    """1 + x, the factor by which minibatch noise inflates λ̂ (module docstring), at the positions
+    of up to ``INFLATION_CHAINS`` live chains: ``samples`` minibatch gradients per chain give the
+    noise, in the coordinates z = M^{-1/2}w of the preconditioner (``sqrt_m`` = M^{1/2}) if any;
+    with ``hvp_at`` (positions [C, D] -> v ↦ ∇²L_B·v on one minibatch) it is weighted by F
+    (``floor`` = γ + α; ``counted_excess``), else averaged over the coordinates; h = ``heating``;
+    nan with no live chain. ``gradient_fn(chains)`` is ĝ for the chains of that index tensor, as
+    the steps compute it. The probes of tr F come from ``side`` (default ``gen``; the caller's
+    ``hvp_at`` should draw its minibatch there too), so that the run's own stream is the same
+    with and without the weighting."""
     chosen = alive.nonzero().squeeze(1)[:INFLATION_CHAINS]
     if chosen.numel() == 0:
         return math.nan
     grad = gradient_fn(chosen)
     w = position[chosen]
-    mean = torch.zeros_like(w)
-    m2 = torch.zeros_like(w)
-    for k in range(1, samples + 1):
+    draws = []
+    for _ in range(samples):
         g = grad(w, gen).grad
-        if sqrt_m is not None:
-            g = g @ sqrt_m
-        delta = g - mean
-        mean += delta / k
-        m2 += delta * (g - mean)
-    var = m2 / (samples - 1)
-    ok = torch.isfinite(var).all(dim=-1)
+        draws.append(g if sqrt_m is None else g @ sqrt_m)
+    g = torch.stack(draws)  # [K, C, D]
+    noise = g - g.mean(0)
+    ok = torch.isfinite(noise).all(-1).all(0)  # [C]
     if not bool(ok.any()):
         return float("nan")
-    return 1.0 + heating * step_size * nbeta**2 * float(var[ok].mean()) / 4.0
+    noise = noise[:, ok]
+    excess = float(noise.square().sum((0, -1)).mean()) / ((samples - 1) * noise.shape[-1])
+    if hvp_at is not None:
+        counted = counted_excess(hvp_at(w[ok]), noise, nbeta, floor, gen if side is None else side)
+        if math.isfinite(counted):
+            excess = counted
+    return 1.0 + heating * step_size * nbeta**2 * excess / 4.0
+
+
+def counted_excess(
+    hvp: Callable[[Tensor], Tensor],
+    noise: Tensor,
+    nbeta: float,
+    floor: float,
+    gen: torch.Generator,
+    steps: int = QUADRATURE_STEPS,
+    probes: int = TRACE_PROBES,
+) -> float:
+    """Σ_c tr(F_c·Σ_c)/Σ_c tr F_c over the chains of ``noise`` [K, C, D] (samples of ĝ less
+    their mean, whose covariance Σ_c is estimated with K − 1 degrees of freedom), F = A·(A +
+    ``floor``)⁻¹ with A = nβ·``hvp``'s Hessian at each chain (eigenvalues below 0 count as 0):
+    the noise variance λ̂ sees per direction it counts (module docstring). tr F by Hutchinson
+    with Rademacher probes, at least ``probes`` in all and 2 per chain. A ratio of sums over the
+    chains, not a mean of ratios: 1/tr F of a few probes is biased. nan where a product is not
+    finite or tr F = 0."""
+    k, c, d = noise.shape
+
+    def f(theta: Tensor) -> Tensor:
+        a = theta.clamp_min(0.0)
+        return a / (a + floor) if floor > 0 else (a > 0).to(a.dtype)
+
+    def op(v: Tensor) -> Tensor:
+        return nbeta * hvp(v)
+
+    in_f = sum(gauss_quadrature(op, e, steps, f) for e in noise) / (k - 1)  # [C] tr(F·Σ)
+    per_chain = max(2, math.ceil(probes / c))
+    trace = 0.0
+    for _ in range(per_chain):
+        z = torch.randint(0, 2, (c, d), generator=gen, device=gen.device).to(noise)
+        trace = trace + gauss_quadrature(op, 2.0 * z - 1.0, steps, f) / per_chain  # [C] tr F
+    num, den = float(in_f.sum()), float(trace.sum())  # type: ignore[union-attr]
+    if not (math.isfinite(num) and math.isfinite(den) and den > 0):
+        return math.nan
+    return num / den
+
+
+def gauss_quadrature(
+    matvec: Callable[[Tensor], Tensor], v: Tensor, steps: int, f: Callable[[Tensor], Tensor]
+) -> Tensor:
+    """vᵀf(A)·v for each row of v [C, D] (A symmetric, one per row, as ``matvec`` [C, D] ->
+    [C, D]): ``steps`` Lanczos steps from v/‖v‖ with full reorthogonalisation give T = QᵀAQ,
+    and vᵀf(A)v ≈ ‖v‖²·Σ_j τ_j²·f(θ_j) over T's eigenpairs (θ_j, s_j), τ_j = s_j[1] (Golub–
+    Meurant; exact once the Krylov space is invariant, as for a Hessian of low rank: a vanishing
+    β decouples the rest of T, whose eigenvectors then have τ = 0). Float64 results [C]."""
+    c, d = v.shape
+    m = max(1, min(int(steps), d))
+    norm2 = v.double().square().sum(-1)
+    q = v / norm2.sqrt().clamp_min(1e-300).to(v.dtype)[:, None]
+    basis = v.new_zeros(m, c, d)
+    alphas = torch.zeros(c, m, dtype=torch.float64, device=v.device)
+    betas = torch.zeros(c, max(m - 1, 0), dtype=torch.float64, device=v.device)
+    beta = v.new_zeros(c)
+    scale = torch.zeros(c, dtype=torch.float64, device=v.device)
+    for j in range(m):
+        basis[j] = q
+        r = matvec(q)
+        if j > 0:
+            r = r - beta[:, None] * basis[j - 1]
+        alpha = (q * r).sum(-1)
+        r = r - alpha[:, None] * q
+        for _ in range(2):  # full reorthogonalisation, twice
+            r = r - torch.einsum(
+                "jc,jcd->cd", torch.einsum("jcd,cd->jc", basis[: j + 1], r), basis[: j + 1]
+            )
+        alphas[:, j] = alpha.double()
+        beta = r.norm(dim=-1)
+        scale = torch.maximum(scale, alpha.double().abs() + beta.double())
+        if j + 1 == m:
+            break
+        live = beta.double() > 1e-10 * scale.clamp_min(1e-300)
+        beta = torch.where(live, beta, torch.zeros_like(beta))
+        betas[:, j] = beta.double()
+        q = torch.where(live[:, None], r / beta.clamp_min(1e-300)[:, None], torch.zeros_like(r))
+    t = torch.diag_embed(alphas)
+    if m > 1:
+        t = t + torch.diag_embed(betas, 1) + torch.diag_embed(betas, -1)
+    finite = torch.isfinite(t).all(-1).all(-1)
+    theta, s = torch.linalg.eigh(torch.where(finite[:, None, None], t, torch.zeros_like(t)))
+    form = norm2 * (s[:, 0, :].square() * f(theta)).sum(-1)
+    return torch.where(finite, form, torch.full_like(form, math.nan))

@@ -44,6 +44,9 @@ def momentum_plan(plan: LLCPlan, tuning: Tuning, opts: LLCOptions) -> LLCPlan | 
         and tuning.kappa >= MOMENTUM_RATIO * kappa_min
     ):
         return None
-    friction = float(opts.friction) if opts.friction is not None else 2.0 * math.sqrt(kappa_min)
+    if opts.friction is not None:
+        friction = float(opts.friction)
+    else:  # critical damping, or the heating restart's least friction (``numeric.cooling``)
+        friction = max(2.0 * math.sqrt(kappa_min), opts.min_friction)
     spec = dataclasses.replace(plan.kernel_spec, integrator="baoab")
     return dataclasses.replace(plan, integrator="baoab", friction=friction, kernel_spec=spec)

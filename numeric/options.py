@@ -188,9 +188,14 @@ class LLCOptions(SamplerOptions):
     anchor_every: int | None = None
     compile: bool = False
     step_check: bool = True
+    # the least friction the automatic rule may choose: the heating restart sets it where the
+    # chains were heated more than the warm-up measured (``numeric.cooling``), not a user setting
+    min_friction: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if not (_is_real(self.min_friction) and self.min_friction >= 0):
+            raise InvalidInputError(f"min_friction must be ≥ 0 (or inf), got {self.min_friction!r}")
         check_choice("gradient", self.gradient, ("control_variate", "minibatch"))
         check_choice("integrator", self.integrator, ("auto", "lm", "euler", "baoab"))
         if self.friction is not None and not (_is_real(self.friction) and self.friction > 0):

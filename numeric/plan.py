@@ -242,6 +242,7 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
         slowest = kappa_min if kappa_min > 0 and not track_positions else kappa_flat
         critical = 2.0 * math.sqrt(slowest) if slowest > 0 else 2.0
         friction = float(opts.friction) if opts.friction is not None else critical
+        friction = max(friction, opts.min_friction) if opts.friction is None else friction
     cv = opts.gradient == "control_variate"
     epoch = 8 * math.ceil(problem.n / bsz / 8)
     anchors_auto = opts.anchor_every is None and cv and track_positions

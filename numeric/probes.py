@@ -16,6 +16,7 @@ from numeric.gradients import gradient_fn
 from numeric.kernel import Kernel
 from numeric.measure import Curvature, consistent_curvature, minibatch_heating
 from numeric.model import Problem
+from numeric.options import side_seed
 from numeric.plan import LLCPlan
 from numeric.types import Tuning
 
@@ -31,9 +32,12 @@ class DataProbes:
         chains: Chains,
         gen: torch.Generator,
         step_scale: float,
+        seed: int = 0,
     ) -> None:
         self.problem, self.plan, self.kern, self.chains, self.gen = problem, plan, kern, chains, gen
         self.step_scale = step_scale
+        # the heating's Hessian minibatches and probes: a side stream, not the run's
+        self.side = torch.Generator(device=gen.device).manual_seed(side_seed(seed))
         model = problem.model
         consts = kern.consts
         self._curvature = Curvature(
@@ -59,7 +63,8 @@ class DataProbes:
         )
 
     def heating(self, tuning: Tuning, factor: float) -> float:
-        """The minibatch heating (``factor``: ``sgld.noise_heating``) where the chains are."""
+        """The factor by which minibatch noise inflates λ̂ where the chains are (``factor``:
+        ``sgld.noise_heating``; the noise weighted by λ̂'s directions, ``measure``)."""
         model, kern = self.problem.model, self.kern
         consts = kern.consts
 
@@ -77,4 +82,7 @@ class DataProbes:
             self.problem.nbeta,
             self.plan.pre_s,
             heating=factor,
+            hvp_at=lambda w: model.hvp_at(w, self.side),
+            floor=float(consts.gamma + consts.alpha),
+            side=self.side,
         )
