@@ -12,6 +12,8 @@
     python benchmarks/bench_lau_goals.py --networks 12 --min 100 --max 10000
     python benchmarks/bench_lau_goals.py --networks 0 --mlp 150
     python benchmarks/bench_lau_goals.py --networks 8 --min 100 --max 1000 --target only
+    python benchmarks/bench_lau_goals.py --networks 8 --min 100 --max 1000 --target only \
+        --reference hmc --target-draws 300 --pick 1,4
 
 Writes benchmarks/out/bench_lau_goals.json (or --json). Timings mean little on a shared machine.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 
@@ -29,15 +32,35 @@ import torch.nn.functional as F
 from numeric.result import to_plain
 from verification.experiments import llc_at, sgd, train
 from verification.experiments.datasets import digits
-from verification.experiments.dln import dln_estimate, dln_target
+from verification.experiments.dln import dln_estimate, dln_target, dln_target_hmc
 from verification.experiments.networks import num_params, relu_mlp
 from verification.experiments.teachers import DLNTeacher, random_dln_teacher
 
 
-def target_row(t: DLNTeacher, n: int, chains: int, seed: int, draws: int) -> dict:
-    """λ_β by MALA on the closed-form L_n (``dln_target``), against λ."""
-    p, _ = dln_target(t, n, num_chains=chains, seed=seed, num_draws=draws, num_burnin=draws // 10)
+def target_row(
+    t: DLNTeacher, n: int, chains: int, seed: int, draws: int, reference: str = "mala"
+) -> dict:
+    """λ_β by MALA (``dln_target``) or by HMC (``dln_target_hmc``: ``draws`` trajectories per
+    chain, 16 chains) on the closed-form L_n, against λ."""
     lam = float(t.lam)
+    if reference == "hmc":
+        start = time.perf_counter()
+        r = dln_target_hmc(t, n, seed=seed, num_draws=draws, num_burnin=max(draws // 3, 50))
+        target = {
+            "sampler": "hmc",
+            "llc": r.mean,
+            "stderr": r.stderr,
+            "ess": r.ess,
+            "rhat": r.rhat,
+            "acceptance": r.acceptance,
+            "step_size": r.step_size,
+            "trajectory": r.trajectory,
+            "num_chains": len(r.per_chain),
+            "num_draws": r.num_draws,
+            "wall_s": time.perf_counter() - start,
+        }
+        return {"target": target, "target_rel_to_lam": r.mean / lam - 1 if lam else math.nan}
+    p, _ = dln_target(t, n, num_chains=chains, seed=seed, num_draws=draws, num_burnin=draws // 10)
     return {
         "target": p.to_dict(),
         "target_rel_to_lam": p.llc / lam - 1 if lam else float("nan"),
@@ -45,15 +68,25 @@ def target_row(t: DLNTeacher, n: int, chains: int, seed: int, draws: int) -> dic
 
 
 def dln_rows(
-    networks: int, lo: int, hi: int, n: int, chains: int, target: str, target_draws: int
+    networks: int,
+    lo: int,
+    hi: int,
+    n: int,
+    chains: int,
+    target: str,
+    target_draws: int,
+    reference: str = "mala",
+    pick: set[int] | None = None,
 ) -> list[dict]:
     g = torch.Generator().manual_seed(2024)
     rows = []
     for i in range(networks):
         t = random_dln_teacher(g, lo, hi)
+        if pick is not None and i not in pick:
+            continue
         t0 = time.perf_counter()
         if target == "only":
-            row = {**t.to_dict(), **target_row(t, n, chains, i, target_draws)}
+            row = {**t.to_dict(), **target_row(t, n, chains, i, target_draws, reference)}
             row["wall_s"] = time.perf_counter() - t0
             print(json.dumps(row), flush=True)
             rows.append(row)
@@ -71,7 +104,7 @@ def dln_rows(
                 "step_check": to_plain(est.step_check),
             }
             if target == "also":
-                row.update(target_row(t, n, chains, i, target_draws))
+                row.update(target_row(t, n, chains, i, target_draws, reference))
                 row["rel_to_target"] = p.estimate.llc / row["target"]["llc"] - 1
         except Exception as e:  # recorded, not hidden
             row = {**t.to_dict(), "error": f"{type(e).__name__}: {e}"}
@@ -131,12 +164,22 @@ def main() -> None:
         help="λ_β by MALA on the closed-form loss (dln_target): beside λ̂, or instead of it",
     )
     ap.add_argument("--target-draws", type=int, default=200_000)
+    ap.add_argument(
+        "--reference",
+        choices=("mala", "hmc"),
+        default="mala",
+        help="the target's sampler: MALA, or Metropolis-adjusted HMC (--target-draws trajectories)",
+    )
+    ap.add_argument("--pick", default="", help="only these networks, by index: 1,4")
     ap.add_argument("--mlp", type=int, default=0, help="hidden width of the digits MLP (0: skip)")
     ap.add_argument("--train-steps", type=int, default=2000)
     ap.add_argument("--json", default="benchmarks/out/bench_lau_goals.json")
     a = ap.parse_args()
     out = {"args": vars(a), "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
-    out["dln"] = dln_rows(a.networks, a.min, a.max, a.n, a.chains, a.target, a.target_draws)
+    pick = {int(i) for i in a.pick.split(",")} if a.pick else None
+    out["dln"] = dln_rows(
+        a.networks, a.min, a.max, a.n, a.chains, a.target, a.target_draws, a.reference, pick
+    )
     if a.mlp:
         out["mlp"] = mlp_rows(a.mlp, a.chains, a.train_steps)
     with open(a.json, "w") as f:

@@ -1,6 +1,7 @@
 """Vectorised SGLD/MALA estimation of the local learning coefficient, with exact references.
 
-Public API: ``estimate_llc``, ``estimate_llc_potential``, ``from_module``, ``expected_llc``,
+Public API: ``estimate_llc``, ``estimate_llc_potential``, ``hmc_llc_potential`` (an exact
+reference for potentials), ``from_module``, ``expected_llc``,
 ``temperature_sweep``, ``hessian_trace``, ``hessian_top_eigenvalues``, ``restrict`` (the
 weight-restricted LLC), ``estimate_llc_series`` with ``CheckpointRecorder`` (the LLC along
 training) and the result types.
@@ -11,6 +12,7 @@ from numeric.diagnostics import ess, split_rhat
 from numeric.errors import DivergenceError, InvalidInputError, NumericError
 from numeric.findings import Finding, format_findings
 from numeric.hessian import HessianTrace, hessian_top_eigenvalues, hessian_trace
+from numeric.hmc import HMCReference, hmc_llc_potential
 from numeric.llc import estimate_llc, from_module
 from numeric.potential import estimate_llc_potential
 from numeric.reference import ExpectedLLC, GaussianLinear, expected_llc
@@ -28,6 +30,7 @@ __all__ = [
     "Finding",
     "FullDataLLC",
     "GaussianLinear",
+    "HMCReference",
     "HessianTrace",
     "InvalidInputError",
     "LLCConfig",
@@ -45,6 +48,7 @@ __all__ = [
     "from_module",
     "hessian_top_eigenvalues",
     "hessian_trace",
+    "hmc_llc_potential",
     "restrict",
     "split_rhat",
     "temperature_sweep",

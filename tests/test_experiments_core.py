@@ -27,7 +27,7 @@ from verification.experiments import (
     train,
 )
 from verification.experiments.datasets import MNIST_FILES, digits, mnist, mnist_available
-from verification.experiments.dln import dln_data, dln_target
+from verification.experiments.dln import dln_data, dln_target, dln_target_hmc
 from verification.experiments.mode import parse_full
 from verification.experiments.networks import deep_linear, num_params, relu_mlp
 from verification.experiments.teachers import dln_teacher, random_dln_teacher
@@ -237,6 +237,18 @@ def test_dln_target_matches_quadrature_and_lies_below_lambda():
     exact = expected_llc(t.loss_potential(x), t.flat_true_parameter(), nbeta=est.nbeta, gamma=1.0)
     assert abs(point.llc - exact.value) < 4 * point.stderr + exact.abserr
     assert exact.value < 0.5 - 0.2  # the finite-nβ target, not λ
+
+
+def test_dln_target_by_hmc_matches_quadrature():
+    # the same 1-1-1 target as above, by Metropolis-adjusted HMC instead of MALA
+    t = dln_teacher((1, 1, 1), 0, seed=0)
+    n = 100
+    x = dln_data(t, n, seed=3)[0][0]
+    ref = dln_target_hmc(t, n, seed=3, num_draws=400)
+    exact = expected_llc(t.loss_potential(x), t.flat_true_parameter(), nbeta=ref.nbeta, gamma=1.0)
+    assert abs(ref.mean - exact.value) < 4 * ref.stderr + exact.abserr
+    assert ref.stderr < 0.05 * exact.value  # precise enough that the comparison can fail
+    assert ref.ess > 500 and ref.rhat < 1.05
 
 
 def test_random_dln_teachers_lie_in_the_size_range_and_are_reproducible():
