@@ -9,7 +9,7 @@ control variate centred at w* the noise grows with ‖w − w*‖, and along fla
 chains go on spreading through the draws. On a 339-parameter deep linear network at its true
 parameter (7-7-13-7-9-5, n = 10⁴, γ = 1, BAOAB) the warm-up measured under 1% and kept ξ = 2,
 the heating where the draws ended was 1.9% (4.8% in a run with another ε), and λ̂ read
-15.3–16.5 against 13.74 by Metropolis-adjusted HMC on the same L_n: far more than the heating
+15.3–16.5 against 13.80 by Metropolis-adjusted HMC on the same L_n: far more than the heating
 itself predicts. With ξ = 5 λ̂ was 13.5, and full-batch gradients at ξ = 2 gave 13.5; with the
 restart (to ξ = 3.85) 13.31 ± 0.14 (``benchmarks/RESULTS.md``).
 

@@ -145,7 +145,7 @@ def dln_target_hmc(
 ) -> numeric.HMCReference:
     """λ_β(γ = 1) as ``dln_target``, by Metropolis-adjusted HMC (``numeric.hmc_llc_potential``)
     instead of MALA: its trajectories cross the flat orbits that plain MALA creeps along, so it
-    is the reference to trust where the two differ (on 7-7-13-7-9-5 at n = 10⁴: 13.74, MALA
+    is the reference to trust where the two differ (on 7-7-13-7-9-5 at n = 10⁴: 13.80 ± 0.10, MALA
     13.55 ± 0.38 with ``slow_mixing``)."""
     x = None if population else dln_data(teacher, n, seed, torch.float64)[0][0]
     return numeric.hmc_llc_potential(
