@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from numeric.errors import InvalidInputError
-from numeric.options import default_nbeta
+from numeric.options import check_int, check_real, default_nbeta
+from numeric.potential import as_w_star, check_potential
 from numeric.potential_steps import Potential
 from numeric.result import chain_stats
 
@@ -62,7 +63,7 @@ class HMCReference:
 
 def hmc_llc_potential(
     K: Potential,
-    w_star: Tensor,
+    w_star: Any,
     n: int,
     *,
     nbeta: float | None = None,
@@ -73,29 +74,21 @@ def hmc_llc_potential(
     trajectory: float | None = None,
     step_size: float = 1e-3,
     seed: int = 0,
+    dtype: torch.dtype = torch.float64,
 ) -> HMCReference:
-    """λ_β of ``K`` at ``w_star`` (a flat float tensor [D]) for sample size ``n`` by HMC (module
-    docstring). ``trajectory`` τ defaults to (π/2)/√γ, a quarter period of the directions held by
+    """λ_β of ``K`` at ``w_star`` (a vector: list, array or tensor, on its device) for sample size
+    ``n`` by HMC (module docstring), in ``dtype``. ``trajectory`` τ defaults to (π/2)/√γ, a quarter period of the directions held by
     γ alone; ``step_size`` is the starting ε of the adaptation. The chains start at w*."""
     nbeta_v, _ = default_nbeta(n, nbeta)
-    if not (isinstance(w_star, Tensor) and w_star.ndim == 1 and w_star.is_floating_point()):
-        raise InvalidInputError("w_star must be a flat floating-point tensor [D]")
-    if not (math.isfinite(gamma) and gamma > 0):
-        raise InvalidInputError(f"gamma must be a finite number > 0 for HMC, got {gamma!r}")
-    for name, value, low in (
-        ("num_chains", num_chains, 2),
-        ("num_draws", num_draws, 4),
-        ("num_burnin", num_burnin, 0),
-    ):
-        if not (isinstance(value, int) and value >= low):
-            raise InvalidInputError(f"{name} must be an integer ≥ {low}, got {value!r}")
+    check_real("gamma", gamma, low=0.0, strict=True)
+    check_int("num_chains", num_chains, 2)
+    check_int("num_draws", num_draws, 4)
+    check_int("num_burnin", num_burnin, 0)
+    check_real("trajectory", trajectory, low=0.0, strict=True, optional=True)
+    check_real("step_size", step_size, low=0.0, strict=True)
     tau = (math.pi / 2) / math.sqrt(gamma) if trajectory is None else float(trajectory)
-    if not (math.isfinite(tau) and tau > 0 and math.isfinite(step_size) and step_size > 0):
-        raise InvalidInputError("trajectory and step_size must be finite numbers > 0")
-    w0 = w_star.detach()
-    k0 = float(K(w0[None])[0])
-    if not math.isfinite(k0):
-        raise InvalidInputError(f"K(w*) = {k0} is not finite")
+    w0 = as_w_star(w_star, None, dtype)
+    k0 = float(check_potential(K, w0))
 
     def u_and_grad(w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """U, ∇U and nβ·(K − K(w*)) at positions [C, D]."""

@@ -115,10 +115,10 @@ def estimate_llc_potential(
         prior_exponents=prior_exponents,
     )
     nbeta_v, nbeta_rule = default_nbeta(n, nbeta)
-    w0 = _as_w_star(w_star, device, dtype)
+    w0 = as_w_star(w_star, device, dtype)
     _check_memory(opts, w0)
     h = _prior(opts.prior_exponents, w0)
-    target = PotentialTarget(K, w0, _check_potential(K, w0), nbeta_v, gamma, prior_precision, h)
+    target = PotentialTarget(K, w0, check_potential(K, w0), nbeta_v, gamma, prior_precision, h)
     gen = torch.Generator(device=w0.device)
     gen.manual_seed(seed)
     chains, step = _start_chains(target, opts, gen)
@@ -284,7 +284,8 @@ def _check_memory(opts: PotentialOptions, w: Tensor) -> None:
     )
 
 
-def _as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:
+def as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:
+    """w* as a finite, non-empty 1-D tensor (from a list, array or tensor), or a clear error."""
     try:
         w = torch.as_tensor(w_star, dtype=dtype, device=device).detach().clone()
     except (TypeError, ValueError, RuntimeError) as exc:
@@ -302,7 +303,8 @@ def _as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:
     return w
 
 
-def _check_potential(K: Potential, w: Tensor) -> Tensor:
+def check_potential(K: Potential, w: Tensor) -> Tensor:
+    """K(w*), after checking that K maps a [3, d] batch to shape (3,) and is finite at w*."""
     try:
         out = K(w.expand(3, -1))
     except (RuntimeError, IndexError, TypeError, ValueError) as exc:

@@ -71,10 +71,19 @@ def test_bad_settings_are_refused(kwargs: dict, match: str) -> None:
         hmc_llc_potential(lambda w: (w**2).sum(-1), torch.zeros(2), 100, **kwargs)
 
 
-def test_bad_points_are_refused() -> None:
-    with pytest.raises(InvalidInputError, match="w_star"):
-        hmc_llc_potential(lambda w: (w**2).sum(-1), [0.0, 0.0], 100)  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError, match="w_star"):
-        hmc_llc_potential(lambda w: (w**2).sum(-1), torch.zeros(2, 2), 100)
+def test_points_and_potentials_are_checked() -> None:
+    def K(w: torch.Tensor) -> torch.Tensor:
+        return (w**2).sum(-1)
+
+    # w* as a list is a vector, as for estimate_llc_potential
+    listed = hmc_llc_potential(K, [0.0, 0.0], 100, num_draws=8, num_burnin=2)
+    tensor = hmc_llc_potential(K, torch.zeros(2), 100, num_draws=8, num_burnin=2)
+    assert np.array_equal(listed.trace, tensor.trace)
+    with pytest.raises(InvalidInputError, match="1-D"):
+        hmc_llc_potential(K, torch.zeros(2, 2), 100)
     with pytest.raises(InvalidInputError, match="not finite"):
-        hmc_llc_potential(lambda w: (w**2).sum(-1) / 0.0, torch.zeros(2), 100)
+        hmc_llc_potential(K, [0.0, math.nan], 100)
+    with pytest.raises(InvalidInputError, match="not finite"):
+        hmc_llc_potential(lambda w: K(w) / 0.0, [0.0, 0.0], 100)
+    with pytest.raises(InvalidInputError, match="shape"):
+        hmc_llc_potential(lambda w: w, [0.0, 0.0], 100)
