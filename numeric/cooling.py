@@ -28,7 +28,7 @@ import math
 from numeric import sgld
 from numeric.findings import Finding
 from numeric.options import LLCOptions
-from numeric.plan import LLCPlan
+from numeric.plan import LLCPlan, rule_friction
 from numeric.types import Draws, Warmup
 from numeric.warmup import HEAT_TOL
 
@@ -57,7 +57,7 @@ def cooled_plan(plan: LLCPlan, opts: LLCOptions) -> LLCPlan:
     BAOAB later, by ``numeric.momentum``, which reads the options itself)."""
     if plan.integrator != "baoab" or plan.friction_fixed:
         return plan
-    return dataclasses.replace(plan, friction=max(plan.friction, opts.min_friction))
+    return dataclasses.replace(plan, friction=rule_friction(plan.friction, opts))
 
 
 def heating_finding(warm: Warmup, drawn: Draws, after: LLCOptions) -> Finding:

@@ -182,7 +182,7 @@ def estimate_llc(
     problem = setup_problem(loss_fn, params, data, opts)
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []
-    cooled: list[Finding] = []  # the heating restart (``numeric.cooling``), at most one
+    cooled: tuple[Finding, ...] = ()  # the heating restart (``numeric.cooling``), at most one
     while True:
         try:
             run_plan, warm, drawn, alive = _run(problem, plan, opts)
@@ -198,7 +198,7 @@ def estimate_llc(
         cooler = None if cooled else cooler_options(opts, run_plan, warm, drawn)
         if cooler is None:
             break
-        cooled.append(heating_finding(warm, drawn, cooler))
+        cooled = (heating_finding(warm, drawn, cooler),)
         opts, plan = cooler, cooled_plan(plan, cooler)
     return _estimate(problem, run_plan, opts, warm, drawn, alive, (*restarts, *cooled))
 

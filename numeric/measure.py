@@ -243,7 +243,9 @@ def gauss_quadrature(
     [C, D]): ``steps`` Lanczos steps from v/‖v‖ with full reorthogonalisation give T = QᵀAQ,
     and vᵀf(A)v ≈ ‖v‖²·Σ_j τ_j²·f(θ_j) over T's eigenpairs (θ_j, s_j), τ_j = s_j[1] (Golub–
     Meurant; exact once the Krylov space is invariant, as for a Hessian of low rank: a vanishing
-    β decouples the rest of T, whose eigenvectors then have τ = 0). Float64 results [C]."""
+    β decouples the rest of T, whose eigenvectors then have τ = 0). Float64 results [C]. This is
+    ``lanczos.lanczos``'s recurrence batched over chains, one operator per row and no Ritz
+    vectors kept (``lanczos.Ritz.spectral_sum`` is the same rule for one vector)."""
     c, d = v.shape
     m = max(1, min(int(steps), d))
     norm2 = v.double().square().sum(-1)

@@ -24,7 +24,7 @@ import dataclasses
 import math
 
 from numeric.options import LLCOptions
-from numeric.plan import LLCPlan
+from numeric.plan import LLCPlan, rule_friction
 from numeric.types import Tuning
 
 MOMENTUM_RATIO = 16.0
@@ -44,9 +44,6 @@ def momentum_plan(plan: LLCPlan, tuning: Tuning, opts: LLCOptions) -> LLCPlan | 
         and tuning.kappa >= MOMENTUM_RATIO * kappa_min
     ):
         return None
-    if opts.friction is not None:
-        friction = float(opts.friction)
-    else:  # critical damping, or the heating restart's least friction (``numeric.cooling``)
-        friction = max(2.0 * math.sqrt(kappa_min), opts.min_friction)
+    friction = rule_friction(2.0 * math.sqrt(kappa_min), opts)
     spec = dataclasses.replace(plan.kernel_spec, integrator="baoab")
     return dataclasses.replace(plan, integrator="baoab", friction=friction, kernel_spec=spec)

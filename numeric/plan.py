@@ -218,6 +218,14 @@ def _slowest(info: CurvatureInfo, kind: str, curvatures: Tensor) -> float:
     return float(curvatures[0])
 
 
+def rule_friction(critical: float, opts: LLCOptions) -> float:
+    """BAOAB's friction: the given one, else ``critical`` damping raised to the heating
+    restart's least friction (``opts.min_friction``, ``numeric.cooling``)."""
+    if opts.friction is not None:
+        return float(opts.friction)
+    return max(critical, opts.min_friction)
+
+
 def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
     """The plan for ``problem`` under ``opts`` (module docstring)."""
     d, c, bsz = problem.dim, opts.num_chains, problem.batch_size
@@ -241,8 +249,7 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
     if integrator == "baoab":  # default: critical damping of the slowest directions
         slowest = kappa_min if kappa_min > 0 and not track_positions else kappa_flat
         critical = 2.0 * math.sqrt(slowest) if slowest > 0 else 2.0
-        friction = float(opts.friction) if opts.friction is not None else critical
-        friction = max(friction, opts.min_friction) if opts.friction is None else friction
+        friction = rule_friction(critical, opts)
     cv = opts.gradient == "control_variate"
     epoch = 8 * math.ceil(problem.n / bsz / 8)
     anchors_auto = opts.anchor_every is None and cv and track_positions

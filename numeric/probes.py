@@ -32,7 +32,7 @@ class DataProbes:
         chains: Chains,
         gen: torch.Generator,
         step_scale: float,
-        seed: int = 0,
+        seed: int,
     ) -> None:
         self.problem, self.plan, self.kern, self.chains, self.gen = problem, plan, kern, chains, gen
         self.step_scale = step_scale

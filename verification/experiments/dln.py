@@ -71,6 +71,11 @@ def dln_data(
     return teacher.sample(n, g, dtype), g
 
 
+def _target_inputs(teacher: DLNTeacher, n: int, seed: int, population: bool) -> torch.Tensor | None:
+    """The inputs whose L_n a target samples: ``seed``'s n samples, or None (the population)."""
+    return None if population else dln_data(teacher, n, seed, torch.float64)[0][0]
+
+
 def dln_estimate(
     teacher: DLNTeacher,
     n: int,
@@ -116,7 +121,7 @@ def dln_target(
     step-size bias and no gradient noise, so λ_β − λ is the target's finite-nβ distance from
     Aoyagi's λ and λ̂ − λ_β the SGLD estimator's error. Its chains are plain MALA (no
     preconditioner) and long by default; their findings say how far to trust the number."""
-    x = None if population else dln_data(teacher, n, seed, torch.float64)[0][0]
+    x = _target_inputs(teacher, n, seed, population)
     potential = {
         "num_chains": num_chains,
         "num_draws": num_draws,
@@ -147,7 +152,7 @@ def dln_target_hmc(
     instead of MALA: its trajectories cross the flat orbits that plain MALA creeps along, so it
     is the reference to trust where the two differ (on 7-7-13-7-9-5 at n = 10⁴: 13.80 ± 0.10, MALA
     13.55 ± 0.38 with ``slow_mixing``)."""
-    x = None if population else dln_data(teacher, n, seed, torch.float64)[0][0]
+    x = _target_inputs(teacher, n, seed, population)
     return numeric.hmc_llc_potential(
         teacher.loss_potential(x),
         teacher.flat_true_parameter(),
