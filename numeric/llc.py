@@ -37,6 +37,7 @@ from torch import Tensor
 from numeric import sgld
 from numeric.chains import Chains, default_progress
 from numeric.cooling import cooled_plan, cooler_options, heating_finding
+from numeric.critical import check_gradient, gradient_shift
 from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_step_size
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
@@ -303,8 +304,8 @@ def _estimate(
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions,
-    positions, draws capped, still relaxing, beyond the quadratic region, step-size bias: in that
-    order) and the configuration; the extrapolation to ε → 0 where the step-size check found a
+    positions, draws capped, still relaxing, beyond the quadratic region, step-size bias, the
+    gradient at w*: in that order) and the configuration; the extrapolation to ε → 0 where the step-size check found a
     significant bias (``numeric.step_check``)."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
@@ -325,6 +326,13 @@ def _estimate(
         )
         findings.extend(found)
         summary = summary._replace(stats=stats or summary.stats)
+    shift = gradient_shift(plan.hessian, problem.g_star)
+    findings.extend(
+        check_gradient(
+            shift, float(problem.g_star.norm()), summary.stats.mean, summary.stats.stderr,
+            problem.nbeta,
+        )
+    )  # fmt: skip
     return make_estimate(
         summary,
         init_loss=problem.init_loss,
