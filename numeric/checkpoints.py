@@ -73,11 +73,7 @@ class CheckpointRecorder:
         state = self.source.state_dict() if isinstance(self.source, nn.Module) else self.source()
         if not isinstance(state, Mapping):
             raise InvalidInputError(f"source() must return a dict of tensors, not {type(state)}")
-        copy = {
-            k: v.detach().clone() if self.device is None else v.detach().to(self.device, copy=True)
-            for k, v in state.items()
-        }
-        self._recorded.append(Checkpoint(copy, step, str(step)))
+        self._recorded.append(Checkpoint(_copies(state, self.device), step, str(step)))
         return True
 
     @property
@@ -89,6 +85,39 @@ class CheckpointRecorder:
 
     def __iter__(self) -> Iterator[Checkpoint]:
         return iter(tuple(self._recorded))
+
+
+def _copies(state: Mapping[str, Any], device: torch.device | str | None) -> dict[str, Tensor]:
+    """Detached copies of ``state``'s tensors (on ``device`` when given). Entries that are one
+    tensor, as a tied parameter is under each of its names in a ``state_dict``, share one copy:
+    no memory twice, and the names stay equal."""
+    done: dict[tuple, Tensor] = {}
+    out = {}
+    for name, v in state.items():
+        if not isinstance(v, Tensor):
+            raise InvalidInputError(
+                f"the recorded state has {name!r}, a {type(v).__name__}; a checkpoint holds "
+                "tensors only (record a function returning the tensors to keep)"
+            )
+        key = _identity(v)
+        if key not in done:
+            done[key] = v.detach().clone() if device is None else v.detach().to(device, copy=True)
+        out[name] = done[key]
+    return out
+
+
+def _identity(t: Tensor) -> tuple:
+    """What makes two tensors the same values in memory: storage, offset, shape, strides."""
+    if t.layout != torch.strided:
+        return ("object", id(t))
+    return (
+        t.device,
+        t.dtype,
+        t.untyped_storage().data_ptr(),
+        t.storage_offset(),
+        tuple(t.shape),
+        t.stride(),
+    )
 
 
 def as_checkpoints(checkpoints: Any) -> tuple[Checkpoint, ...]:

@@ -1,6 +1,7 @@
 """Data sets as the estimators see them: a tuple of tensors (samples on the first axis), a dict
 of such tensors (the loss then gets a dict batch with the same keys), or anything indexable by a
-tensor of indices."""
+tensor of indices (``numeric.data_input.as_data`` brings the other forms users hold into one of
+these)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from typing import Any
 
 import torch
 from torch import Tensor
+from torch.utils.data import (
+    DataLoader,
+    IterableDataset,
+)
 
 from numeric.errors import InvalidInputError
 
@@ -40,6 +45,11 @@ def data_len(data: Any) -> int:
         raise InvalidInputError(
             f"data must be a tensor, a tuple or dict of tensors (samples on the first axis) or "
             f"an indexable data set, got {type(data).__name__}"
+        )
+    if isinstance(data, (DataLoader, IterableDataset)):  # len() would count batches, or fail
+        raise InvalidInputError(
+            f"data is a {type(data).__name__}: pass it through numeric.data_input.as_data first (its "
+            "data set as tensors), or pass the tensors"
         )
     parts = _parts(data)
     if parts is not None:

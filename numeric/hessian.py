@@ -9,10 +9,18 @@ r"""Hessian-based measures at w*, to set beside the LLC (seed 003).
 ``loss`` is either ``loss_fn(params, batch)`` with ``data`` (the loss is the full-data mean,
 accumulated over chunks of ``chunk_size``), or a function of ``params`` alone when ``data`` is
 None (e.g. a potential K applied to a 1-D tensor). ``params`` is a dict of tensors or a tensor.
+
+A loss from ``numeric.from_module`` (also restricted) whose module has dropout or batch norm in
+training mode is refused, as ``estimate_llc`` refuses it: there the loss is random or depends on
+the batch, and the products would be of a different Hessian at every call. An attention kernel
+without a second derivative is run again on torch's math kernel
+(``numeric.torch_limits.run_differentiable``); other torch operations without the derivatives
+or batching rules needed are ``InvalidInputError``s that name them.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,8 +33,11 @@ from torch.func import vmap
 
 from numeric._params import flatten_params
 from numeric.data import data_len, take, to_device
+from numeric.data_input import as_data
 from numeric.errors import InvalidInputError
-from numeric.options import check_choice, check_int, check_real
+from numeric.options import as_seed, check_choice, check_int, check_real
+from numeric.restrict import require_eval_mode
+from numeric.torch_limits import run_differentiable
 
 MAX_PROBES = 10**6  # Hutchinson probe vectors: more is days of HVPs
 
@@ -38,6 +49,21 @@ class HessianTrace:
     num_samples: int
 
 
+def _check_callable_alone(loss: Callable[..., Tensor], params: Any) -> None:
+    """With ``data=None`` the loss is a function of the parameters alone: say so when its
+    signature wants more (a ``loss_fn(params, batch)`` such as ``from_module``'s)."""
+    try:
+        inspect.signature(loss).bind(params)
+    except TypeError as exc:
+        raise InvalidInputError(
+            f"loss cannot be called as loss(params) ({exc}): with data=None it must be a function "
+            "of the parameters alone; a loss_fn(params, batch) such as from_module's needs the "
+            "data: hessian_trace(loss_fn, params, data)"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): the call itself will tell
+        pass
+
+
 def _flat_loss(
     loss: Callable[..., Tensor],
     params: Mapping[str, Tensor] | Tensor,
@@ -47,6 +73,7 @@ def _flat_loss(
     if not callable(loss):
         raise InvalidInputError(f"loss must be a function, got {loss!r}")
     check_int("chunk_size", chunk_size, 1)
+    require_eval_mode(loss)
     if isinstance(params, Tensor):
         w0 = params.detach().reshape(-1).clone()
         shape = params.shape
@@ -57,7 +84,9 @@ def _flat_loss(
         w0, spec = flatten_params(params, dtype=None, device=None)
         unflat = spec.unflatten
     if data is None:
+        _check_callable_alone(loss, unflat(w0))
         return (lambda f: loss(unflat(f))), w0
+    data = as_data(data)
     n = data_len(data)
     if n == 0:
         raise InvalidInputError("data is empty")
@@ -114,20 +143,9 @@ def hessian_trace(
         raise InvalidInputError(f"num_samples must be ≤ {MAX_PROBES}, got {num_samples}")
     check_int("block", block, 1)
     check_choice("distribution", distribution, ("rademacher", "gaussian"))
-    check_int("seed", seed, 0)
+    seed = as_seed(seed)
     f, w0 = _flat_loss(loss, params, data, chunk_size)
-    hvp = _hvp_fn(f, w0)
-    gen = torch.Generator(device=w0.device).manual_seed(seed)
-    vals = []
-    left = num_samples
-    while left > 0:
-        k = min(block, left)
-        v = torch.randn(k, w0.numel(), generator=gen, device=w0.device, dtype=w0.dtype)
-        if distribution == "rademacher":
-            v = torch.sign(v)
-        vals.append((hvp(v) * v).sum(-1))
-        left -= k
-    x = torch.cat(vals).double().cpu().numpy()
+    x = run_differentiable(lambda: _hutchinson(f, w0, num_samples, block, distribution, seed))
     _check_finite(x, "vᵀ∇²L·v")
     return HessianTrace(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size))
 
@@ -146,11 +164,45 @@ def hessian_top_eigenvalues(
     """The k largest-|λ| Hessian eigenvalues at w* (descending |λ|) by subspace iteration."""
     check_int("num_iters", num_iters, 1)
     check_real("tol", tol, low=0, strict=True)
-    check_int("seed", seed, 0)
+    seed = as_seed(seed)
     f, w0 = _flat_loss(loss, params, data, chunk_size)
     d = w0.numel()
     if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= d):
         raise InvalidInputError(f"k must be an int in [1, {d}], got {k!r}")
+    ev = run_differentiable(lambda: _subspace_iteration(f, w0, k, num_iters, tol, seed))
+    _check_finite(ev, "the eigenvalues")
+    return ev[np.argsort(-np.abs(ev))]
+
+
+def _hutchinson(
+    f: Callable[[Tensor], Tensor],
+    w0: Tensor,
+    num_samples: int,
+    block: int,
+    distribution: str,
+    seed: int,
+) -> np.ndarray:
+    """vᵀ∇²f(w0)v for ``num_samples`` probe vectors v, ``block`` of them per batched HVP."""
+    hvp = _hvp_fn(f, w0)
+    gen = torch.Generator(device=w0.device).manual_seed(seed)
+    vals = []
+    left = num_samples
+    while left > 0:
+        k = min(block, left)
+        v = torch.randn(k, w0.numel(), generator=gen, device=w0.device, dtype=w0.dtype)
+        if distribution == "rademacher":
+            v = torch.sign(v)
+        vals.append((hvp(v) * v).sum(-1))
+        left -= k
+    return torch.cat(vals).double().cpu().numpy()
+
+
+def _subspace_iteration(
+    f: Callable[[Tensor], Tensor], w0: Tensor, k: int, num_iters: int, tol: float, seed: int
+) -> np.ndarray:
+    """The Ritz values of ∇²f(w0) on a k-dimensional subspace after at most ``num_iters`` power
+    steps (fewer once they agree to ``tol``), ascending."""
+    d = w0.numel()
     hvp = _hvp_fn(f, w0)
     gen = torch.Generator(device=w0.device).manual_seed(seed)
     q, _ = torch.linalg.qr(torch.randn(d, k, generator=gen, device=w0.device, dtype=w0.dtype))
@@ -163,9 +215,7 @@ def hessian_top_eigenvalues(
         if prev is not None and torch.allclose(evals, prev, rtol=tol, atol=tol * evals.abs().max()):
             break
         prev = evals
-    ev = evals.double().cpu().numpy()
-    _check_finite(ev, "the eigenvalues")
-    return ev[np.argsort(-np.abs(ev))]
+    return evals.double().cpu().numpy()
 
 
 def _check_finite(x: np.ndarray, what: str) -> None:

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from numeric.options import check_int, check_real, default_nbeta
-from numeric.potential import as_w_star, check_potential
+from numeric.options import as_seed, check_int, check_real, default_nbeta
+from numeric.potential import as_w_star, check_gradient, check_potential
 from numeric.potential_steps import Potential
 from numeric.result import chain_stats
 
@@ -86,9 +86,11 @@ def hmc_llc_potential(
     check_int("num_burnin", num_burnin, 0)
     check_real("trajectory", trajectory, low=0.0, strict=True, optional=True)
     check_real("step_size", step_size, low=0.0, strict=True)
+    seed = as_seed(seed)
     tau = (math.pi / 2) / math.sqrt(gamma) if trajectory is None else float(trajectory)
     w0 = as_w_star(w_star, None, dtype)
     k0 = float(check_potential(K, w0))
+    check_gradient(K, w0)  # the chains start at w*
 
     def u_and_grad(w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """U, ∇U and nβ·(K − K(w*)) at positions [C, D]."""

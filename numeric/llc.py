@@ -42,11 +42,13 @@ from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_step_size
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
 from numeric.localisation import plan_beyond_quadratic
-from numeric.model import LossFn, ModuleLoss, Problem, from_module, setup_problem
+from numeric.model import LossFn, Problem, setup_problem
+from numeric.module_loss import ModuleLoss, from_module
 from numeric.momentum import momentum_plan
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
 from numeric.probes import DataProbes
+from numeric.restrict import require_eval_mode
 from numeric.result import (
     LLCConfig,
     LLCEstimate,
@@ -57,6 +59,7 @@ from numeric.result import (
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.step_check import check_bias, run_check
+from numeric.torch_limits import run_differentiable
 from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import (
     can_restart,
@@ -104,8 +107,13 @@ def estimate_llc(
     (see ``from_module``); it must be traceable by ``torch.func.vmap`` (no ``.item()``, no
     in-place updates of inputs). ``data`` is a tuple of tensors with samples on the first axis, a
     dict of them (batches are then dicts with the same keys), or anything indexable by a tensor of
-    indices; a batch is ``take(data, idx)``. Tensors with NaN or inf entries are not dropped: the
-    loss at w* is then not finite, and the error names them.
+    indices; a batch is ``take(data, idx)``. numpy arrays, map-style ``Dataset``s and a
+    ``DataLoader`` (its data set; its batch size is not used) are converted once
+    (``numeric.data_input.as_data``). Tensors with NaN or inf entries are not dropped: the
+    loss at w* is then not finite, and the error names them. With a ``from_module`` loss the
+    module must be in eval mode, checked before any forward pass; where attention kernels lack
+    the derivatives the estimate needs, it runs again with torch's math attention
+    (``numeric.torch_limits.run_differentiable``).
 
     Arguments left ``None`` are chosen from the problem (the rules are in ``numeric.plan``,
     ``numeric.warmup`` and ``numeric.sampling``); ``gamma`` is γ, the localisation strength, and
@@ -180,6 +188,15 @@ def estimate_llc(
         compile=compile,
         step_check=step_check,
     )
+    require_eval_mode(loss_fn)  # before any forward pass: batch norm would update its statistics
+    return run_differentiable(lambda: _estimate_llc(loss_fn, params, data, opts))
+
+
+def _estimate_llc(
+    loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
+) -> LLCEstimate:
+    """``estimate_llc`` once its options are checked: set-up, plan, and the runs (restarted
+    after a divergence with a smaller ε, or once with more friction where the draws ran hot)."""
     problem = setup_problem(loss_fn, params, data, opts)
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []

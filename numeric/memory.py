@@ -19,9 +19,15 @@ def available_memory(device: torch.device) -> int:
         return 2**62
 
 
-def require_memory(parts: dict[str, int], device: torch.device, what: str) -> None:
+def require_memory(
+    parts: dict[str, int],
+    device: torch.device,
+    what: str,
+    *,
+    advice: str = "use fewer chains or draws, or a smaller batch",
+) -> None:
     """Raise ``InvalidInputError`` when the bytes of ``parts`` exceed what ``device`` has free;
-    the message says what needs how much."""
+    the message says what needs how much, and ``advice`` what to do."""
     need = sum(parts.values())
     have = available_memory(device)
     if need <= have:
@@ -29,5 +35,5 @@ def require_memory(parts: dict[str, int], device: torch.device, what: str) -> No
     detail = ", ".join(f"{k} {v / 2**30:.3g} GiB" for k, v in parts.items())
     raise InvalidInputError(
         f"{what} need about {need / 2**30:.3g} GiB ({detail}); {device} has "
-        f"{have / 2**30:.3g} GiB available: use fewer chains or draws, or a smaller batch"
+        f"{have / 2**30:.3g} GiB available: {advice}"
     )

@@ -9,20 +9,23 @@ batch size. Nothing here draws from the run's generator.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch import Tensor, nn
-from torch.func import functional_call, vmap
+from torch import Tensor
+from torch.func import vmap
 
 from numeric._params import ParamSpec, flatten_params
 from numeric.data import data_len, non_finite_parts, signature, take, to_device
+from numeric.data_input import as_data
 from numeric.errors import InvalidInputError
 from numeric.memory import require_memory
+from numeric.module_loss import ModuleLoss, check_module_params
 from numeric.options import LLCOptions, default_nbeta
 from numeric.precondition import dense_hessian, difference_hessian
+from numeric.torch_limits import raise_if_limitation
 
 LossFn = Callable[[dict[str, Tensor], Any], Tensor]
 HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for H at w*
@@ -31,140 +34,6 @@ HESSIAN_CHUNK = 2048
 # pre-drawn normals of kernel.UNROLL steps, anchors): the memory check's working set
 STATE_COPIES = 16
 MAX_AUTOMATIC_DRAWS = 20_000  # per chain (numeric.sampling.MAX_DRAWS), for the memory check
-
-
-class FixedState:
-    """The module's buffers and frozen parameters, cast to a run's device and dtype, for
-    ``ModuleLoss`` (only where the module's own differ). Compared by identity: a loss holding
-    copies is equal only to itself, so a compiled kernel never reuses stale copies."""
-
-    def __init__(self, values: Mapping[str, Tensor]) -> None:
-        self.values = dict(values)
-
-    def __repr__(self) -> str:
-        return f"FixedState({sorted(self.values)})"
-
-
-@dataclass(frozen=True)
-class ModuleLoss:
-    """``loss(module(x...), y)`` with the module's parameters replaced by ``params``.
-
-    Built with ``torch.func.functional_call``; the module's buffers and frozen parameters
-    (``requires_grad=False``) are used as they are (held fixed), or as ``fixed`` holds them cast
-    to the run's device and dtype (``on``). Two instances without ``fixed`` are equal when
-    module and loss are the same objects, so a compiled kernel (``compile=True``) is reused by
-    later estimates on the same module.
-    """
-
-    module: nn.Module
-    loss: Callable[[Tensor, Tensor], Tensor]
-    fixed: FixedState | None = None
-
-    def __call__(self, params: dict[str, Tensor], batch: Sequence[Tensor]) -> Tensor:
-        if isinstance(batch, Mapping):
-            raise InvalidInputError(
-                "from_module's loss takes batches as a tuple (x..., y), the module's inputs then "
-                f"the target; the data is a dict (keys {list(batch)[:8]}), and which keys are "
-                "inputs is not known: pass a tuple of tensors, or write loss_fn(params, batch) "
-                "yourself with torch.func.functional_call"
-            )
-        *xs, y = batch
-        state = params if self.fixed is None else {**self.fixed.values, **params}
-        return self.loss(functional_call(self.module, state, tuple(xs)), y)
-
-    def on(self, device: torch.device, dtype: torch.dtype) -> ModuleLoss:
-        """This loss with the module's fixed state (floating buffers and frozen parameters in
-        ``dtype``, all on ``device``) cast where it differs; ``self`` where nothing does."""
-        fixed = {}
-        for name, t in _fixed_state(self.module).items():
-            want = dtype if t.is_floating_point() else t.dtype
-            if t.device != device or t.dtype != want:
-                fixed[name] = t.detach().to(device, want)
-        if not fixed:
-            return self
-        return ModuleLoss(self.module, self.loss, FixedState(fixed))
-
-
-def _fixed_state(module: nn.Module) -> dict[str, Tensor]:
-    """Buffers and frozen parameters (``requires_grad=False``) of ``module``, by name."""
-    state = dict(module.named_buffers())
-    state.update((k, p) for k, p in module.named_parameters() if not p.requires_grad)
-    return state
-
-
-def from_module(
-    module: nn.Module, loss: Callable[[Tensor, Tensor], Tensor]
-) -> tuple[ModuleLoss, dict[str, Tensor]]:
-    """``(loss_fn, w*)`` for an ``nn.Module``: ``loss_fn(params, (x..., y)) = loss(module(x...), y)``.
-
-    ``w*`` is a detached copy of the module's trainable parameters (``requires_grad=True``);
-    frozen ones are held fixed with the buffers, as in fine-tuning, where the LLC is that of the
-    trained part. ``loss`` must return the mean over the batch.
-    """
-    if not isinstance(module, nn.Module):
-        raise InvalidInputError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-    if not callable(loss):
-        raise InvalidInputError(
-            f"loss must be a function (output, target) -> mean loss, got {loss!r}"
-        )
-    params = {k: v.detach().clone() for k, v in module.named_parameters() if v.requires_grad}
-    if not params:
-        raise InvalidInputError(
-            "the module has no trainable parameters (every one has requires_grad=False)"
-        )
-    return ModuleLoss(module, loss), params
-
-
-def check_module_params(loss_fn: ModuleLoss, names: Sequence[str]) -> None:
-    """``params`` given with a ``from_module`` loss name the module's trainable parameters, each
-    once: no typo (an entry the module ignores would be sampled for nothing), no buffer, no
-    tied alias twice, none left out (the module's value would be used silently)."""
-    module = loss_fn.module
-    canonical: dict[str, str] = {}  # every name of a parameter -> its first name
-    first: dict[int, str] = {}
-    for name, p in module.named_parameters(remove_duplicate=False):
-        canonical[name] = first.setdefault(id(p), name)
-    buffers = {k for k, _ in module.named_buffers()}
-    if unknown := [k for k in names if k not in canonical and k not in buffers]:
-        raise InvalidInputError(
-            f"params has {unknown[:8]}, which are not parameters of the loss's module (its "
-            f"parameters are {list(canonical)[:24]}): an entry the module does not use would be "
-            "sampled without entering the loss"
-        )
-    if held := [k for k in names if k in buffers]:
-        raise InvalidInputError(
-            f"params has the module's buffer(s) {held[:8]}: buffers (batch-norm statistics and "
-            "the like) are held fixed, not sampled; pass the parameters (from_module's w*), not "
-            "state_dict()"
-        )
-    seen: dict[str, str] = {}
-    for k in names:
-        if (c := canonical[k]) in seen:
-            raise InvalidInputError(
-                f"params has {seen[c]!r} and {k!r}, which are the same (tied) parameter of the "
-                "module: pass it once"
-            )
-        seen[c] = k
-    trainable = [k for k, p in module.named_parameters() if p.requires_grad]
-    if missing := [k for k in trainable if k not in seen]:
-        raise InvalidInputError(
-            f"params lacks the module's trainable parameter(s) {missing[:8]}, whose current "
-            "values in the module would be used silently: pass all of from_module's w*, or "
-            "estimate over a subset with numeric.restrict"
-        )
-
-
-# layers whose output in training mode is random or depends on the rest of the batch
-TRAIN_MODE_LAYERS = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm, nn.RReLU)
-
-
-def train_mode_layers(module: nn.Module) -> list[str]:
-    """Names and types of the submodules in training mode that ``TRAIN_MODE_LAYERS`` lists."""
-    return [
-        f"'{name}' ({type(m).__name__})" if name else f"the module ({type(m).__name__})"
-        for name, m in module.named_modules()
-        if m.training and isinstance(m, TRAIN_MODE_LAYERS)
-    ]
 
 
 class DataModel:
@@ -326,20 +195,13 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
         raise InvalidInputError(
             f"loss_fn must be a function (params, batch) -> mean loss, got {model.loss_fn!r}"
         )
-    module = _module_of(model.loss_fn)
-    if module is not None and (stochastic := train_mode_layers(module)):
-        raise InvalidInputError(
-            f"the module is in training mode, where its layers {', '.join(stochastic)} make the "
-            "loss random (dropout) or depend on the batch's own statistics (batch norm), so L_n(w) "
-            "is not a function of w; call module.eval() before estimating (the LLC is that of the "
-            "evaluated model)"
-        )
     idx = torch.arange(min(model.n, 16), device=w_star.device)
     try:
         out = model.f(w_star, take(model.data, idx))
     except InvalidInputError:
         raise
     except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise_if_limitation(exc)
         raise InvalidInputError(
             f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. Check that the "
             "parameter shapes match the model and that data is a tuple of tensors whose first "
@@ -356,6 +218,7 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
             losses = model.per_chain(ww, take(model.data, idx.expand(2, -1)))
             torch.autograd.grad(losses.sum(), ww)
     except (RuntimeError, TypeError, ValueError) as exc:
+        raise_if_limitation(exc)
         raise InvalidInputError(
             "loss_fn must be traceable by torch.func.vmap with gradients (the chains are one "
             "batch): no .item() or .numpy(), no Python if/while on tensor values, no in-place "
@@ -364,24 +227,11 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
 
 
 def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
-    """``loss_fn`` with a ``from_module`` loss's fixed state on the run's device and dtype
-    (``ModuleLoss.on``), also inside ``numeric.restrict``'s wrappers; other losses as given."""
-    from numeric.restrict import RestrictedLoss
-
-    if isinstance(loss_fn, ModuleLoss):
-        return loss_fn.on(device, dtype)
-    if isinstance(loss_fn, RestrictedLoss):
-        inner = _on_run(loss_fn.loss_fn, device, dtype)
-        if inner is not loss_fn.loss_fn:
-            return RestrictedLoss(inner, loss_fn.free, loss_fn.frozen, loss_fn.order)
-    return loss_fn
-
-
-def _module_of(loss_fn: Any) -> nn.Module | None:
-    """The module of a loss from ``from_module``, through ``numeric.restrict``'s wrappers."""
-    from numeric.restrict import root_module  # restrict builds on this module
-
-    return root_module(loss_fn)
+    """``loss_fn`` with a module's fixed state (buffers, frozen parameters) on the run's device
+    and dtype, where the loss knows how (``ModuleLoss``, and ``numeric.restrict``'s wrapper of
+    one: ``with_fixed_state_on``); other losses as given."""
+    cast = getattr(loss_fn, "with_fixed_state_on", None)
+    return cast(device, dtype) if callable(cast) else loss_fn
 
 
 def check_mean_and_deterministic(model: DataModel, w: Tensor, idx: Tensor, out: Tensor) -> None:
@@ -437,6 +287,7 @@ def setup_problem(
     if isinstance(loss_fn, ModuleLoss):
         check_module_params(loss_fn, spec.names)
     loss_fn = _on_run(loss_fn, w_star.device, w_star.dtype)
+    data = as_data(data)
     n = data_len(data)
     if n < 1:
         raise InvalidInputError("data is empty (n = 0)")

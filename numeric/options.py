@@ -116,6 +116,16 @@ def side_seed(seed: int) -> int:
     return (seed + SIDE_SEED_OFFSET) % SEED_LIMIT
 
 
+def as_seed(value: Any) -> int:
+    """A seed as a Python int in [0, 2^64): any integral number (``np.int64`` from numpy's
+    ranges, say) is accepted, and converted because ``torch.Generator.manual_seed`` takes an
+    int only."""
+    check_int("seed", value, 0)
+    if value >= SEED_LIMIT:
+        raise InvalidInputError(f"seed must be below 2^64 (a torch generator's), got {value}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class SamplerOptions:
     """Settings both estimators share (``estimate_llc`` documents them)."""
@@ -156,11 +166,7 @@ class SamplerOptions:
                     "work, and the draws' traces alone would need "
                     f"{value * self.num_chains * 32 / 2**30:.3g} GiB); pass fewer"
                 )
-        check_int("seed", self.seed, 0)
-        if self.seed >= SEED_LIMIT:
-            raise InvalidInputError(
-                f"seed must be below 2^64 (a torch generator's), got {self.seed}"
-            )
+        object.__setattr__(self, "seed", as_seed(self.seed))
         if not (_is_real(self.step_scale) and math.isfinite(self.step_scale)):
             raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
         if not 0 < self.step_scale < 4:

@@ -71,6 +71,7 @@ from numeric.model import Problem, full_data_hessian
 from numeric.options import LLCOptions
 from numeric.precondition import MAX_DENSE_DIM, HessianInfo, hessian_info
 from numeric.spectrum import LOWRANK_GAIN, LowRankRoot, SpectrumInfo, finite, hessian_spectrum
+from numeric.torch_limits import raise_if_limitation
 from numeric.types import KernelSpec
 
 NUM_SLOW = 3  # slowest relevant directions whose mixing is measured
@@ -229,7 +230,11 @@ def rule_friction(critical: float, opts: LLCOptions) -> float:
 def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
     """The plan for ``problem`` under ``opts`` (module docstring)."""
     d, c, bsz = problem.dim, opts.num_chains, problem.batch_size
-    hinfo, slow_info, kind = _hessian_rule(problem, opts)
+    try:
+        hinfo, slow_info, kind = _hessian_rule(problem, opts)
+    except RuntimeError as exc:  # a torch operation without a second derivative, named
+        raise_if_limitation(exc)
+        raise
     pre_m, pre_s = hinfo.preconditioner() if kind != "none" else (None, None)
     slow_u, slow_k = slow_info.slow_directions(NUM_SLOW) if slow_info else (None, None)
     if slow_u is not None and slow_u.shape[1] > 0:

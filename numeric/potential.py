@@ -118,9 +118,12 @@ def estimate_llc_potential(
     w0 = as_w_star(w_star, device, dtype)
     _check_memory(opts, w0)
     h = _prior(opts.prior_exponents, w0)
-    target = PotentialTarget(K, w0, check_potential(K, w0), nbeta_v, gamma, prior_precision, h)
+    k_star = check_potential(K, w0)
+    if h is None:  # the chains start at w* (with a prior, beside it: φ(w*) = 0)
+        check_gradient(K, w0)
+    target = PotentialTarget(K, w0, k_star, nbeta_v, gamma, prior_precision, h)
     gen = torch.Generator(device=w0.device)
-    gen.manual_seed(seed)
+    gen.manual_seed(opts.seed)
     chains, step = _start_chains(target, opts, gen)
     with chains:
         curvature = Curvature(target.hvp_at, nbeta_v, gamma, prior_precision, add_separately=True)
@@ -319,3 +322,29 @@ def check_potential(K: Potential, w: Tensor) -> Tensor:
     if not bool(torch.isfinite(k_star)):
         raise InvalidInputError(f"K(w*) = {float(k_star)} is not finite")
     return k_star
+
+
+def check_gradient(K: Potential, w: Tensor) -> None:
+    """Refuse a K whose gradient at w* is NaN or inf, naming the first such entry: chains that
+    start at w* could not leave it (every MALA proposal from there is NaN and rejected, and an
+    unadjusted step lands on NaN), and the estimate would read 0."""
+    x = w.detach().expand(3, -1).clone().requires_grad_(True)
+    try:
+        with torch.enable_grad():
+            out = K(x)
+            if not out.requires_grad:  # K does not depend on w: a zero gradient
+                return
+            (g,) = torch.autograd.grad(out.sum(), x, allow_unused=True)
+    except RuntimeError as exc:
+        raise InvalidInputError(
+            f"∇K(w*) by autograd failed: {exc}. K must be differentiable by torch.autograd "
+            "(no in-place updates of its input, no .numpy())"
+        ) from exc
+    if g is None or bool(torch.isfinite(g[0]).all()):
+        return
+    j = int((~torch.isfinite(g[0])).nonzero()[0, 0])
+    raise InvalidInputError(
+        f"∇K(w*) is not finite (first in entry {j} of w_star: {float(g[0, j])}): K is not "
+        "differentiable at w*, where the chains start (check for w ** p with p < 1, sqrt or abs "
+        "at 0, log of 0: autograd's gradient of sqrt(w1² + w2²) at 0 is NaN)"
+    )

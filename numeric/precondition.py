@@ -38,6 +38,7 @@ from torch import Tensor
 from torch.func import vmap
 
 from numeric.linalg import one_thread
+from numeric.torch_limits import raise_if_limitation
 
 MAX_DENSE_DIM = 2048  # "auto" builds the dense preconditioner up to this many parameters
 
@@ -91,7 +92,18 @@ def floor_of(nbeta: float, gamma: float, alpha: float, h_max: float) -> float:
 
 
 def dense_hessian(f: Callable[[Tensor], Tensor], w: Tensor, block: int = 64) -> Tensor:
-    """∇²f(w) [D, D] from blocks of Hessian-vector products (double backward), symmetrised."""
+    """∇²f(w) [D, D] from blocks of Hessian-vector products (double backward), symmetrised. A
+    torch operation without the derivatives needed (a fused attention kernel, ...) is an
+    ``InvalidInputError`` naming it and the way around it (``numeric.torch_limits``)."""
+    try:
+        return _dense_hessian(f, w, block)
+    except RuntimeError as exc:
+        raise_if_limitation(exc)
+        raise
+
+
+def _dense_hessian(f: Callable[[Tensor], Tensor], w: Tensor, block: int) -> Tensor:
+    """``dense_hessian`` without the naming of torch's limitations."""
     d = w.numel()
     ww = w.detach().clone().requires_grad_(True)
     with torch.enable_grad():

@@ -9,7 +9,10 @@ it takes any other.
 
 ``select`` names u: a parameter name or a module prefix (``"0"`` selects ``"0.weight"`` and
 ``"0.bias"``), a list of them, a predicate on names, or a submodule of the module of a loss from
-``numeric.from_module`` (or a list mixing names and modules).
+``numeric.from_module`` (or a list mixing names and modules). A tied parameter (one Parameter
+registered under several names, e.g. an output layer sharing the embedding's weight) is in
+``params`` under its first name only, as ``from_module`` gives it; a submodule or a name that
+reaches it through another name (an alias) selects it by that first name.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import torch
 from torch import Tensor, nn
 
 from numeric.errors import InvalidInputError
-from numeric.model import LossFn, ModuleLoss
+from numeric.model import LossFn
+from numeric.module_loss import ModuleLoss, parameter_aliases, train_mode_layers
 
 __all__ = [
     "FrozenParams",
     "RestrictedLoss",
     "Selection",
+    "parameter_aliases",
+    "require_eval_mode",
     "restrict",
     "root_module",
     "select_names",
@@ -93,6 +99,15 @@ class RestrictedLoss:
         like = params[self.free[0]]
         full = {**self.frozen.as_dict(like), **params}
         return self.loss_fn({name: full[name] for name in self.order}, batch)
+
+    def with_fixed_state_on(self, device: torch.device, dtype: torch.dtype) -> RestrictedLoss:
+        """This restriction of the inner loss with its module's fixed state on ``device`` in
+        ``dtype`` (``ModuleLoss.with_fixed_state_on``); ``self`` where nothing changes."""
+        cast = getattr(self.loss_fn, "with_fixed_state_on", None)
+        inner = cast(device, dtype) if callable(cast) else self.loss_fn
+        if inner is self.loss_fn:
+            return self
+        return RestrictedLoss(inner, self.free, self.frozen, self.order)
 
     def _key(self) -> tuple:
         return (self.loss_fn, self.free, self.frozen, self.order)
@@ -186,6 +201,9 @@ def _pick(
             "name, a module prefix or an nn.Module"
         )
     picked = [n for n in names if n == item or n.startswith(item + ".")]
+    for alias, name in _aliases_of(loss_fn).items():  # tied parameters reached by another name
+        if (alias == item or alias.startswith(item + ".")) and name in names:
+            picked.append(name)
     if not picked:
         raise InvalidInputError(
             f"select names {item!r}, which is neither a parameter nor a module prefix; the "
@@ -210,12 +228,25 @@ def _module_names(
             f"select is a {type(sub).__name__} that is not a submodule of the loss's module "
             f"({type(root).__name__})"
         )
-    local = [n for n, _ in sub.named_parameters()]
-    full = [f"{prefix}.{n}" if prefix else n for n in local]
-    if not full:
+    canonical = parameter_aliases(root)
+    local = list(sub.named_parameters())
+    if not local:
         raise InvalidInputError(
             f"select is the submodule {prefix or '(the root)'!r}, which has no parameters; the "
             f"parameters are {_listing(names, params)}"
+        )
+    full: list[str] = []  # a tied parameter under its first name in the root, once
+    frozen: list[str] = []  # requires_grad=False and not in params: held fixed by the loss
+    for n, p in local:
+        name = canonical[f"{prefix}.{n}" if prefix else n]
+        if name in full or name in frozen:
+            continue
+        (frozen if not p.requires_grad and name not in names else full).append(name)
+    if not full:
+        raise InvalidInputError(
+            f"select is the submodule {prefix or '(the root)'!r}, whose parameters are all "
+            "frozen (requires_grad=False), held fixed by from_module's loss; the parameters are "
+            f"{_listing(names, params)}"
         )
     missing = [n for n in full if n not in names]
     if missing:
@@ -224,6 +255,28 @@ def _module_names(
             f"{prefix!r}; the parameters are {_listing(names, params)}"
         )
     return full
+
+
+def require_eval_mode(loss_fn: Any) -> None:
+    """Refuse a loss whose module (found through restrictions) has dropout, batch norm or RReLU
+    in training mode: there L(w, batch) is random or depends on the batch's own statistics, so
+    neither the LLC nor a Hessian of L_n(w) is defined."""
+    module = root_module(loss_fn)
+    if module is not None and (stochastic := train_mode_layers(module)):
+        raise InvalidInputError(
+            f"the module is in training mode, where its layers {', '.join(stochastic)} make the "
+            "loss random (dropout) or depend on the batch's own statistics (batch norm), so L_n(w) "
+            "is not a function of w; call module.eval() before estimating (the LLC is that of the "
+            "evaluated model)"
+        )
+
+
+def _aliases_of(loss_fn: Any) -> dict[str, str]:
+    """``parameter_aliases`` of the loss's module, the aliases only (empty without a module)."""
+    root = root_module(loss_fn)
+    if root is None:
+        return {}
+    return {a: n for a, n in parameter_aliases(root).items() if a != n}
 
 
 def root_module(loss_fn: Any) -> nn.Module | None:

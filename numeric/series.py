@@ -8,7 +8,10 @@ so with ``compile=True`` the SGLD kernel compiles once for the whole series
 (``select``, ``numeric.restrict``) and a module's buffers in a ``state_dict`` — are held at
 the checkpoint's values by one series-private ``RestrictedLoss`` whose frozen tensors are
 overwritten in place between checkpoints; they are inputs of the compiled graph, not constants,
-so the kernel still compiles once.
+so the kernel still compiles once. A module's frozen parameters (``requires_grad=False``) are
+held at the checkpoint's values too, as ``from_module`` holds them fixed; a tied parameter,
+which a ``state_dict`` lists under each of its names, is sampled once, under its first name,
+and its other names must hold the same values.
 
 ``engine="ray"`` spreads the checkpoints over Ray workers (``numeric.series_ray``): the same
 ``SeriesTask`` runs there, one worker per CPU core (or per GPU when ``device`` is CUDA), each
@@ -29,6 +32,7 @@ from torch import Tensor
 from numeric.chains import default_progress
 from numeric.checkpoints import Checkpoint, as_checkpoints
 from numeric.data import to_device
+from numeric.data_input import as_data
 from numeric.errors import InvalidInputError, NumericError
 from numeric.llc import estimate_llc
 from numeric.model import LossFn
@@ -37,6 +41,8 @@ from numeric.restrict import (
     FrozenParams,
     RestrictedLoss,
     Selection,
+    parameter_aliases,
+    require_eval_mode,
     root_module,
     select_names,
 )
@@ -89,6 +95,7 @@ def estimate_llc_series(
         raise InvalidInputError("workers and ray_init are for engine='ray'")
     _check_options(options, seed)
     cps = as_checkpoints(checkpoints)
+    data = as_data(data)  # once, not per checkpoint (nor per Ray worker)
     task = SeriesTask.build(loss_fn, cps, data, select, seed, on_error, options)
     if engine == "ray":
         from numeric.series_ray import run_on_ray
@@ -124,6 +131,7 @@ class SeriesTask:
     options: dict[str, Any]
     seed: int
     on_error: OnError
+    order: tuple[str, ...] = ()  # free and frozen names in the checkpoints' order (no aliases)
     _loss: LossFn | None = None  # the loss the estimates use (set by the first run)
     _prepared: bool = False
 
@@ -138,13 +146,16 @@ class SeriesTask:
         on_error: OnError,
         options: dict[str, Any],
     ) -> SeriesTask:
+        require_eval_mode(loss_fn)  # the module's, not a checkpoint's: refused once, up front
         first = cps[0].params
         _check_same_entries(cps)
-        params = _parameter_names(loss_fn, tuple(first), cps[0].label)
+        params, aliases = _parameter_names(loss_fn, tuple(first), cps[0].label)
+        _check_aliases(cps, aliases)
         chosen = params if select is None else select_names(select, params, loss_fn, first)
         free = tuple(n for n in first if n in chosen)
-        frozen = tuple(n for n in first if n not in chosen)
-        return cls(loss_fn, free, frozen, data, dict(options), seed, on_error)
+        frozen = tuple(n for n in first if n not in chosen and n not in aliases)
+        order = tuple(n for n in first if n not in aliases)
+        return cls(loss_fn, free, frozen, data, dict(options), seed, on_error, order)
 
     def seed_of(self, k: int) -> int:
         """The seed of checkpoint k: ``seed + k``."""
@@ -180,7 +191,9 @@ class SeriesTask:
         if self._loss is None:
             device, dtype = self._placement(cp.params[self.free[0]])
             placed = {n: _placed(v, device, dtype) for n, v in values.items()}
-            self._loss = RestrictedLoss(self.loss_fn, self.free, _SeriesFrozen(placed), cp.params)
+            frozen = _SeriesFrozen(placed)
+            order = self.order or tuple(cp.params)
+            self._loss = RestrictedLoss(self.loss_fn, self.free, frozen, order)
         else:
             assert isinstance(self._loss, RestrictedLoss)
             self._loss.frozen.assign(values)
@@ -259,28 +272,63 @@ def _check_same_entries(cps: tuple[Checkpoint, ...]) -> None:
                 )
 
 
-def _parameter_names(loss_fn: LossFn, names: tuple[str, ...], label: str) -> tuple[str, ...]:
-    """The checkpoint entries that are parameters (all of them unless the loss has a module, whose
-    buffers are then held fixed); every parameter of the module must be there."""
+def _parameter_names(
+    loss_fn: LossFn, names: tuple[str, ...], label: str
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """(The checkpoint entries that are sampled parameters, the entries that are other names of a
+    tied parameter -> the entry that holds it). Without a module every entry is a parameter.
+    With one, its buffers and frozen parameters are held fixed, and every parameter must be
+    there (under one of its names)."""
     module = root_module(loss_fn)
     if module is None:
-        return names
-    params = [n for n, _ in module.named_parameters()]
-    buffers = {n for n, _ in module.named_buffers()}
-    unknown = [n for n in names if n not in buffers and n not in params]
+        return names, {}
+    canonical = parameter_aliases(module)
+    trainable = {n for n, p in module.named_parameters() if p.requires_grad}
+    buffers = {n for n, _ in module.named_buffers(remove_duplicate=False)}
+    unknown = [n for n in names if n not in buffers and n not in canonical]
     if unknown:
         raise InvalidInputError(
             f"checkpoint {label!r} has {unknown[:8]}, which are neither parameters nor buffers of "
-            f"the loss's module; its parameters are {params[:24]}"
+            f"the loss's module; its parameters are {list(canonical)[:24]}"
         )
-    missing = [n for n in params if n not in names]
+    holder: dict[str, str] = {}  # first name of a parameter -> the entry holding it
+    for n in names:
+        if n in canonical:
+            holder.setdefault(canonical[n], n)
+    missing = [n for n in dict.fromkeys(canonical.values()) if n not in holder]
     if missing:
         raise InvalidInputError(
             f"checkpoint {label!r} lacks the module's parameter(s) {missing[:8]} (the module's "
             "current values would be used silently): checkpoint every parameter, and use select "
             "to estimate over some of them"
         )
-    return tuple(n for n in names if n not in buffers)
+    aliases = {
+        n: holder[canonical[n]] for n in names if n in canonical and holder[canonical[n]] != n
+    }
+    params = tuple(n for n in holder.values() if canonical[n] in trainable)
+    if not params:
+        raise InvalidInputError(
+            "the loss's module has no trainable parameters (every one has requires_grad=False): "
+            "there is nothing to sample"
+        )
+    return tuple(n for n in names if n in params), aliases
+
+
+def _check_aliases(cps: tuple[Checkpoint, ...], aliases: Mapping[str, str]) -> None:
+    """Every other name of a tied parameter holds the same values as its entry, in every
+    checkpoint (a module's ``state_dict`` lists the one tensor under each name)."""
+    for cp in cps:
+        for alias, name in aliases.items():
+            a, b = cp.params[alias], cp.params[name]
+            if a is b:
+                continue
+            same = a.shape == b.shape and a.dtype == b.dtype
+            if not (same and torch.allclose(a, b.to(a.device), rtol=0, atol=0, equal_nan=True)):
+                raise InvalidInputError(
+                    f"checkpoint {cp.label!r} holds different values under {name!r} and "
+                    f"{alias!r}, which are one (tied) parameter of the module: save the module's "
+                    "own state_dict, or pass the parameter under one name"
+                )
 
 
 def _placed(v: Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:

@@ -6,14 +6,17 @@ Birge ratio √(χ²/dof) when the points scatter more than their error bars all
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from numeric.errors import InvalidInputError
+from numeric.llc import estimate_llc
+from numeric.potential import estimate_llc_potential
 from numeric.result import LLCEstimate
 
 
@@ -40,11 +43,64 @@ def temperature_sweep(
     ``estimator`` is ``estimate_llc`` or ``estimate_llc_potential`` (or anything returning an
     ``LLCEstimate``). At least two distinct nβ are needed.
     """
-    nb = [float(x) for x in nbetas]
+    _check_call(estimator, args, kwargs, seed)
+    nb = _nbetas(nbetas)
     if len(set(nb)) < 2 or any(not (math.isfinite(x) and x > 1) for x in nb):
         raise InvalidInputError("nbetas needs at least two distinct values > 1")
     ests = tuple(estimator(*args, nbeta=x, seed=seed + j, **kwargs) for j, x in enumerate(nb))
     return regress(nb, ests)
+
+
+_USAGE = (
+    "temperature_sweep(numeric.estimate_llc, loss_fn, params, data, nbetas=[...], ...) or "
+    "temperature_sweep(numeric.estimate_llc_potential, K, w_star, n, nbetas=[...], ...)"
+)
+
+
+def _check_call(estimator: Any, args: tuple[Any, ...], kwargs: dict[str, Any], seed: Any) -> None:
+    """Refuse, before any estimate, a call the estimator cannot take: the estimator left out
+    (the loss in its place), ``nbeta`` given beside ``nbetas``, arguments it does not have."""
+    if not callable(estimator):
+        raise InvalidInputError(
+            f"estimator must be the estimate function, got {type(estimator).__name__}: {_USAGE}"
+        )
+    if "nbeta" in kwargs:
+        raise InvalidInputError(
+            "nbeta is what the sweep varies: pass its values as nbetas=[...] only"
+        )
+    try:
+        sig = inspect.signature(estimator)
+    except (TypeError, ValueError):  # no signature to read (a builtin): the call itself tells
+        return
+    try:
+        sig.bind(*args, nbeta=2.0, seed=seed, **kwargs)
+    except TypeError as exc:
+        name = getattr(estimator, "__qualname__", type(estimator).__name__)
+        ours = estimator in (estimate_llc, estimate_llc_potential)
+        hint = "" if ours else f". The first argument is the estimator, then its own: {_USAGE}"
+        raise InvalidInputError(
+            f"temperature_sweep calls estimator(*args, nbeta=nβ, seed=seed + j, **kwargs), and "
+            f"the estimator given ({name}) cannot take that call: {exc}{hint}"
+        ) from None
+
+
+def _nbetas(nbetas: Any) -> list[float]:
+    """The values of ``nbetas`` as floats (a sequence, array or tensor of numbers)."""
+    if isinstance(nbetas, (str, bytes, Mapping)) or not isinstance(nbetas, Iterable):
+        raise InvalidInputError(
+            f"nbetas must be a sequence of at least two distinct numbers > 1, got {nbetas!r}"
+        )
+    return [_number(f"nbetas[{j}]", x) for j, x in enumerate(nbetas)]
+
+
+def _number(name: str, x: Any) -> float:
+    """``float(x)`` for a number (a numpy or 0-dim tensor one too); strings are not parsed."""
+    if not isinstance(x, (str, bytes, bool)):
+        try:
+            return float(x)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    raise InvalidInputError(f"{name} must be a number > 1, got {x!r}")
 
 
 def regress(nbetas: Sequence[float], ests: Sequence[LLCEstimate]) -> SweepResult:

@@ -1,0 +1,155 @@
+"""Losses of ``nn.Module``s: ``from_module``, its ``ModuleLoss``, and the checks that the params
+given with it and the module's mode make sense (frozen parameters and buffers held fixed, cast to
+the run's device and dtype)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call
+
+from numeric.errors import InvalidInputError
+
+
+class FixedState:
+    """The module's buffers and frozen parameters, cast to a run's device and dtype, for
+    ``ModuleLoss`` (only where the module's own differ). Compared by identity: a loss holding
+    copies is equal only to itself, so a compiled kernel never reuses stale copies."""
+
+    def __init__(self, values: Mapping[str, Tensor]) -> None:
+        self.values = dict(values)
+
+    def __repr__(self) -> str:
+        return f"FixedState({sorted(self.values)})"
+
+
+@dataclass(frozen=True)
+class ModuleLoss:
+    """``loss(module(x...), y)`` with the module's parameters replaced by ``params``.
+
+    Built with ``torch.func.functional_call``; the module's buffers and frozen parameters
+    (``requires_grad=False``) are used as they are (held fixed), or as ``fixed`` holds them cast
+    to the run's device and dtype (``with_fixed_state_on``). Two instances without ``fixed`` are equal when
+    module and loss are the same objects, so a compiled kernel (``compile=True``) is reused by
+    later estimates on the same module.
+    """
+
+    module: nn.Module
+    loss: Callable[[Tensor, Tensor], Tensor]
+    fixed: FixedState | None = None
+
+    def __call__(self, params: dict[str, Tensor], batch: Sequence[Tensor]) -> Tensor:
+        if isinstance(batch, Mapping):
+            raise InvalidInputError(
+                "from_module's loss takes batches as a tuple (x..., y), the module's inputs then "
+                f"the target; the data is a dict (keys {list(batch)[:8]}), and which keys are "
+                "inputs is not known: pass a tuple of tensors, or write loss_fn(params, batch) "
+                "yourself with torch.func.functional_call"
+            )
+        *xs, y = batch
+        state = params if self.fixed is None else {**self.fixed.values, **params}
+        return self.loss(functional_call(self.module, state, tuple(xs)), y)
+
+    def with_fixed_state_on(self, device: torch.device, dtype: torch.dtype) -> ModuleLoss:
+        """This loss with the module's fixed state (floating buffers and frozen parameters in
+        ``dtype``, all on ``device``) cast where it differs; ``self`` where nothing does."""
+        fixed = {}
+        for name, t in _fixed_state(self.module).items():
+            want = dtype if t.is_floating_point() else t.dtype
+            if t.device != device or t.dtype != want:
+                fixed[name] = t.detach().to(device, want)
+        if not fixed:
+            return self
+        return ModuleLoss(self.module, self.loss, FixedState(fixed))
+
+
+def _fixed_state(module: nn.Module) -> dict[str, Tensor]:
+    """Buffers and frozen parameters (``requires_grad=False``) of ``module``, by name."""
+    state = dict(module.named_buffers())
+    state.update((k, p) for k, p in module.named_parameters() if not p.requires_grad)
+    return state
+
+
+def from_module(
+    module: nn.Module, loss: Callable[[Tensor, Tensor], Tensor]
+) -> tuple[ModuleLoss, dict[str, Tensor]]:
+    """``(loss_fn, w*)`` for an ``nn.Module``: ``loss_fn(params, (x..., y)) = loss(module(x...), y)``.
+
+    ``w*`` is a detached copy of the module's trainable parameters (``requires_grad=True``);
+    frozen ones are held fixed with the buffers, as in fine-tuning, where the LLC is that of the
+    trained part. ``loss`` must return the mean over the batch.
+    """
+    if not isinstance(module, nn.Module):
+        raise InvalidInputError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    if not callable(loss):
+        raise InvalidInputError(
+            f"loss must be a function (output, target) -> mean loss, got {loss!r}"
+        )
+    params = {k: v.detach().clone() for k, v in module.named_parameters() if v.requires_grad}
+    if not params:
+        raise InvalidInputError(
+            "the module has no trainable parameters (every one has requires_grad=False)"
+        )
+    return ModuleLoss(module, loss), params
+
+
+def parameter_aliases(module: nn.Module) -> dict[str, str]:
+    """Every name of every parameter of ``module`` (tied ones under each of their names) ->
+    its first name, the one ``module.named_parameters()`` and ``from_module`` give."""
+    first: dict[int, str] = {}
+    return {
+        name: first.setdefault(id(p), name)
+        for name, p in module.named_parameters(remove_duplicate=False)
+    }
+
+
+def check_module_params(loss_fn: ModuleLoss, names: Sequence[str]) -> None:
+    """``params`` given with a ``from_module`` loss name the module's trainable parameters, each
+    once: no typo (an entry the module ignores would be sampled for nothing), no buffer, no
+    tied alias twice, none left out (the module's value would be used silently)."""
+    module = loss_fn.module
+    canonical = parameter_aliases(module)
+    buffers = {k for k, _ in module.named_buffers()}
+    if unknown := [k for k in names if k not in canonical and k not in buffers]:
+        raise InvalidInputError(
+            f"params has {unknown[:8]}, which are not parameters of the loss's module (its "
+            f"parameters are {list(canonical)[:24]}): an entry the module does not use would be "
+            "sampled without entering the loss"
+        )
+    if held := [k for k in names if k in buffers]:
+        raise InvalidInputError(
+            f"params has the module's buffer(s) {held[:8]}: buffers (batch-norm statistics and "
+            "the like) are held fixed, not sampled; pass the parameters (from_module's w*), not "
+            "state_dict()"
+        )
+    seen: dict[str, str] = {}
+    for k in names:
+        if (c := canonical[k]) in seen:
+            raise InvalidInputError(
+                f"params has {seen[c]!r} and {k!r}, which are the same (tied) parameter of the "
+                "module: pass it once"
+            )
+        seen[c] = k
+    trainable = [k for k, p in module.named_parameters() if p.requires_grad]
+    if missing := [k for k in trainable if k not in seen]:
+        raise InvalidInputError(
+            f"params lacks the module's trainable parameter(s) {missing[:8]}, whose current "
+            "values in the module would be used silently: pass all of from_module's w*, or "
+            "estimate over a subset with numeric.restrict"
+        )
+
+
+# layers whose output in training mode is random or depends on the rest of the batch
+TRAIN_MODE_LAYERS = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm, nn.RReLU)
+
+
+def train_mode_layers(module: nn.Module) -> list[str]:
+    """Names and types of the submodules in training mode that ``TRAIN_MODE_LAYERS`` lists."""
+    return [
+        f"'{name}' ({type(m).__name__})" if name else f"the module ({type(m).__name__})"
+        for name, m in module.named_modules()
+        if m.training and isinstance(m, TRAIN_MODE_LAYERS)
+    ]
