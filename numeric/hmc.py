@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from numeric.options import as_seed, check_int, check_real, default_nbeta
-from numeric.potential import as_w_star, check_gradient, check_potential
+from numeric.potential import as_w_star, check_potential, require_finite_gradient
 from numeric.potential_steps import Potential
 from numeric.result import chain_stats
 
@@ -90,7 +90,7 @@ def hmc_llc_potential(
     tau = (math.pi / 2) / math.sqrt(gamma) if trajectory is None else float(trajectory)
     w0 = as_w_star(w_star, None, dtype)
     k0 = float(check_potential(K, w0))
-    check_gradient(K, w0)  # the chains start at w*
+    require_finite_gradient(K, w0)  # the chains start at w*
 
     def u_and_grad(w: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """U, ∇U and nβ·(K − K(w*)) at positions [C, D]."""

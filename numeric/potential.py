@@ -120,7 +120,7 @@ def estimate_llc_potential(
     h = _prior(opts.prior_exponents, w0)
     k_star = check_potential(K, w0)
     if h is None:  # the chains start at w* (with a prior, beside it: φ(w*) = 0)
-        check_gradient(K, w0)
+        require_finite_gradient(K, w0)
     target = PotentialTarget(K, w0, k_star, nbeta_v, gamma, prior_precision, h)
     gen = torch.Generator(device=w0.device)
     gen.manual_seed(opts.seed)
@@ -324,7 +324,7 @@ def check_potential(K: Potential, w: Tensor) -> Tensor:
     return k_star
 
 
-def check_gradient(K: Potential, w: Tensor) -> None:
+def require_finite_gradient(K: Potential, w: Tensor) -> None:
     """Refuse a K whose gradient at w* is NaN or inf, naming the first such entry: chains that
     start at w* could not leave it (every MALA proposal from there is NaN and rejected, and an
     unadjusted step lands on NaN), and the estimate would read 0."""

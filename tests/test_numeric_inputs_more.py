@@ -24,7 +24,7 @@ from numeric import InvalidInputError, estimate_llc, estimate_llc_potential, hmc
 from numeric.data import data_len
 from numeric.data_input import as_data
 from numeric.options import LLCOptions, PotentialOptions
-from numeric.potential import check_gradient
+from numeric.potential import require_finite_gradient
 from numeric.sweep import temperature_sweep
 
 G = torch.Generator().manual_seed(0)
@@ -338,11 +338,11 @@ def test_with_a_prior_the_chains_start_beside_w_star() -> None:
     assert np.isfinite(est.mean) and est.mean > 0
 
 
-def test_check_gradient_passes_smooth_flat_and_kinked_potentials() -> None:
+def test_require_finite_gradient_passes_smooth_flat_and_kinked_potentials() -> None:
     w = torch.zeros(2, dtype=torch.float64)
-    assert check_gradient(lambda v: v.square().sum(-1), w) is None
-    assert check_gradient(lambda v: torch.zeros(v.shape[0], dtype=v.dtype), w) is None
-    assert check_gradient(lambda v: v.abs().sum(-1), w) is None  # autograd: |w|' = 0 at 0
+    assert require_finite_gradient(lambda v: v.square().sum(-1), w) is None
+    assert require_finite_gradient(lambda v: torch.zeros(v.shape[0], dtype=v.dtype), w) is None
+    assert require_finite_gradient(lambda v: v.abs().sum(-1), w) is None  # autograd: |w|' = 0 at 0
 
 
 # --- temperature_sweep's call ------------------------------------------------------------------
