@@ -34,6 +34,7 @@ from torch.func import vmap
 from numeric._params import flatten_params
 from numeric.data import data_len, take, to_device
 from numeric.data_input import as_data
+from numeric.denormals import flushing_denormals
 from numeric.errors import InvalidInputError
 from numeric.options import as_seed, check_choice, check_int, check_real
 from numeric.restrict import require_eval_mode
@@ -145,7 +146,8 @@ def hessian_trace(
     check_choice("distribution", distribution, ("rademacher", "gaussian"))
     seed = as_seed(seed)
     f, w0 = _flat_loss(loss, params, data, chunk_size)
-    x = run_differentiable(lambda: _hutchinson(f, w0, num_samples, block, distribution, seed))
+    with flushing_denormals():
+        x = run_differentiable(lambda: _hutchinson(f, w0, num_samples, block, distribution, seed))
     _check_finite(x, "vᵀ∇²L·v")
     return HessianTrace(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size))
 
@@ -169,7 +171,8 @@ def hessian_top_eigenvalues(
     d = w0.numel()
     if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= d):
         raise InvalidInputError(f"k must be an int in [1, {d}], got {k!r}")
-    ev = run_differentiable(lambda: _subspace_iteration(f, w0, k, num_iters, tol, seed))
+    with flushing_denormals():
+        ev = run_differentiable(lambda: _subspace_iteration(f, w0, k, num_iters, tol, seed))
     _check_finite(ev, "the eigenvalues")
     return ev[np.argsort(-np.abs(ev))]
 

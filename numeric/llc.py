@@ -38,6 +38,7 @@ from numeric import sgld
 from numeric.chains import Chains, default_progress
 from numeric.cooling import cooled_plan, cooler_options, heating_finding
 from numeric.critical import check_gradient, gradient_shift
+from numeric.denormals import flushing_denormals
 from numeric.errors import DivergenceError
 from numeric.findings import Finding, check_step_size
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
@@ -113,17 +114,17 @@ def estimate_llc(
     loss at w* is then not finite, and the error names them. With a ``from_module`` loss the
     module must be in eval mode, checked before any forward pass; where attention kernels lack
     the derivatives the estimate needs, it runs again with torch's math attention
-    (``numeric.torch_limits.run_differentiable``).
+    (``numeric.torch_limits``). CPU denormals are flushed to zero meanwhile (``numeric.denormals``).
 
     Arguments left ``None`` are chosen from the problem (the rules are in ``numeric.plan``,
     ``numeric.warmup`` and ``numeric.sampling``); ``gamma`` is γ, the localisation strength, and
-    ``prior_precision`` α, of a Gaussian prior N(0, α⁻¹ I). A
-    non-finite or exploding loss raises ``DivergenceError`` naming chain and step unless
-    ``on_divergence="continue"`` (then the diverged chains are dropped and reported, and the error
-    comes when none is left); with the automatic ε the run first restarts from w* with at most a
-    quarter of the diverged run's ε (``warmup.restart_options``). The full-data
-    estimate evaluates L_n at the chains every ``full_loss_every`` steps (default ⌈n/B⌉, at most
-    draws/10; about one more forward pass per step; 0 turns it off).
+    ``prior_precision`` α, of a Gaussian prior N(0, α⁻¹ I). A non-finite or exploding loss
+    raises ``DivergenceError`` naming chain and step unless ``on_divergence="continue"`` (then
+    the diverged chains are dropped and reported, and the error comes when none is left); with
+    the automatic ε the run first restarts from w* with at most a quarter of the diverged run's
+    ε (``warmup.restart_options``). The full-data estimate evaluates L_n at the chains every
+    ``full_loss_every`` steps (default ⌈n/B⌉, at most draws/10; about one more forward pass per
+    step; 0 turns it off).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
@@ -139,8 +140,8 @@ def estimate_llc(
     (underdamped Langevin with ``friction`` ξ; default 2√κ of the slowest directions, critical
     damping, raised during burn-in where the chains spread until the minibatch heating of λ̂'s
     directions is at most 1% (``numeric.measure``), and the run restarted with more friction
-    where the draws end hotter than that: ``numeric.cooling``; ``numeric.sgld``). A given
-    ``friction`` is kept, and used only where BAOAB runs.
+    where the draws end hotter: ``numeric.cooling``; ``numeric.sgld``). A given ``friction`` is
+    kept, and used only where BAOAB runs.
 
     ``preconditioner``: ``"auto"`` (when the gradient is the control variate and ``step_size``
     is None: the dense Hessian preconditioner when D ≤ 2048, above that a low-rank one from the
@@ -161,8 +162,7 @@ def estimate_llc(
     ``LLCEstimate.step_check`` holds λ̂(ε), λ̂(ε/2), λ̂ at ε after the check, the bias
     b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches at ε either side of the check) and the
     extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard errors (and λ̂ at ε did not drift
-    across the check) the estimate is the extrapolation and the ``step_size_bias`` finding says
-    so (``numeric.step_check``).
+    across the check) it is the estimate, and ``step_size_bias`` says so (``numeric.step_check``).
     """
     opts = LLCOptions(
         nbeta=nbeta,
@@ -189,7 +189,8 @@ def estimate_llc(
         step_check=step_check,
     )
     require_eval_mode(loss_fn)  # before any forward pass: batch norm would update its statistics
-    return run_differentiable(lambda: _estimate_llc(loss_fn, params, data, opts))
+    with flushing_denormals():
+        return run_differentiable(lambda: _estimate_llc(loss_fn, params, data, opts))
 
 
 def _estimate_llc(
