@@ -8,8 +8,10 @@ parameters, digits) one gradient evaluation for 4 chains took 93 ms with denorma
 with them flushed (one torch thread).
 
 A denormal's contribution to L_B or ∇L_B is below 10⁻³⁸ in absolute terms, far under float32's
-resolution of either, so flushing changes no estimate beyond rounding (on the MLPs of
-``benchmarks/bench_denormals.py`` λ̂ came out bit for bit the same). ``flushing_denormals()``
+resolution of either, so flushing changes the chains by rounding only: on a 64-150-10 MLP λ̂ came
+out bit for bit the same; on the 64-1500-10 one those rounding differences grew along the chains,
+as any change of thread count or torch version does, and λ̂ moved within its error bar
+(``benchmarks/bench_denormals.py``). ``flushing_denormals()``
 sets the processor's flush-to-zero and denormals-are-zero flags (``torch.set_flush_denormal``)
 inside the block and restores them afterwards. The flags belong to each thread, so where torch
 runs its CPU kernels on an OpenMP team (libgomp, torch's own copy: the Linux wheels) they are
