@@ -11,18 +11,20 @@ A denormal's contribution to L_B or ∇L_B is below 10⁻³⁸ in absolute terms
 resolution of either, so flushing changes the chains by rounding only: on a 64-150-10 MLP λ̂ came
 out bit for bit the same; on the 64-1500-10 one those rounding differences grew along the chains,
 as any change of thread count or torch version does, and λ̂ moved within its error bar
-(``benchmarks/bench_denormals.py``). ``flushing_denormals()``
-sets the processor's flush-to-zero and denormals-are-zero flags (``torch.set_flush_denormal``)
-inside the block and restores them afterwards. The flags belong to each thread, so where torch
-runs its CPU kernels on an OpenMP team (libgomp, torch's own copy: the Linux wheels) they are
-set on every thread of the team too; elsewhere on the calling thread only, which is all of it
-with one torch thread.
+(``benchmarks/bench_denormals.py``).
+
+``flushing_denormals()`` sets the processor's flush-to-zero and denormals-are-zero flags
+(``torch.set_flush_denormal``) inside the block and restores them afterwards. The flags belong
+to each thread, so where torch runs its CPU kernels on an OpenMP team (libgomp, torch's own
+copy: the Linux wheels) they are set on every thread of the team too; elsewhere on the calling
+thread only, which is all of it with one torch thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -72,17 +74,9 @@ def on_each_torch_thread(fn: Callable[[], object]) -> list[object]:
     return out
 
 
-_GOMP: list[ctypes.CDLL | None] = []
-
-
+@functools.cache
 def _torch_libgomp() -> ctypes.CDLL | None:
     """The libgomp that torch loaded from its own folder (Linux), found in /proc/self/maps."""
-    if not _GOMP:
-        _GOMP.append(_find_torch_libgomp())
-    return _GOMP[0]
-
-
-def _find_torch_libgomp() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux") or not os.path.exists("/proc/self/maps"):
         return None
     torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
