@@ -4,8 +4,9 @@ A ReLU MLP 64-H-10 trained on digits as in ``bench_lau_goals --mlp`` (SGD with N
 2,000 steps, batch 64) is confident, so its softmax gives denormal probabilities. Each row is a
 fresh process (its own torch thread count, its own processor flags) that times a whole
 estimate with fixed settings (4 chains, 200 + 1,000 draws, ε = 3.4·10⁻⁵, BAOAB with friction 2,
-no step check), with and without the flags (``numeric.llc.flushing_denormals`` replaced by a no-op), and records both λ̂.
-At w* itself no probability is denormal; the chains move to where some are.
+no step check), with and without the flags (``numeric.llc.flushing_denormals`` replaced by a
+no-op), and records both λ̂. At w* itself no probability is denormal; the chains move to where
+some are.
 
     python benchmarks/bench_denormals.py --hidden 1500 --threads 1,2
 

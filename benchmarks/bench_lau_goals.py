@@ -134,10 +134,11 @@ def mlp_rows(
         generator=g,
         batch_size=64,
     )
+    needed = set(runs) | ({"seed 0"} if "4x longer" in runs else set())
     rows = []
     first = None
     for label, kw in (("seed 0", {"seed": 0}), ("seed 1", {"seed": 1}), ("4x longer", None)):
-        if label not in runs and not (label == "seed 0" and "4x longer" in runs):
+        if label not in needed:
             continue
         if kw is None:
             c = first.config
