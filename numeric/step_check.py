@@ -23,7 +23,9 @@ networks (125–836 parameters, n = 10⁴, γ = 1) that comparison gave a negati
 finished (up to −2.96 se), where the loss was still rising along the run (15-8-8-10-7: λ̂ over
 the quarters of the draws 32.2, 31.8, 33.6, 36.7, then 37.9 at ε/2). Where λ̂ at ε after the
 check differs from λ̂ over the last draws by ``SIGNIFICANT`` standard errors (``trend``), the
-chains had not reached equilibrium and the ``drift_after_draws`` finding says so; no correction is
+chains had not reached equilibrium and the ``drift_after_draws`` finding says so (an error where
+the trend exceeds ``UNSETTLED`` = 5% of λ̂: on a 9,765-parameter deep linear network λ̂ read
+637.3 ± 4.0 while the trend was +58.8 ± 8.0); no correction is
 applied then (a drift that is not linear in time does not cancel from b: on the small-mode
 notebook's 74-52-59-32 linear network, λ = 1,150, a run at 950 with such a drift would have been
 "corrected" to 826).
@@ -55,6 +57,8 @@ from numeric.types import CheckDraws, Trace, Tuning
 from numeric.warmup import relax as relax_steps
 
 SIGNIFICANT = 3.0  # |b| / se(b) from which the extrapolation replaces λ̂(ε)
+# a significant trend at ε across the check larger than this fraction of λ̂ is an error finding
+UNSETTLED = 0.05
 RELAX_TAUS = 8.0  # relaxation at ε/2, in autocorrelation times of the loss at ε
 RELAX_EFOLDS = 3.0  # and in e-folding times at ε/2 of the slowest relevant direction
 MIN_RELAX, MIN_DRAWS = 50, 100
@@ -193,25 +197,36 @@ def _drifting(trend: float, trend_se: float) -> bool:
 
 
 def _drift_after_draws(c: StepCheck) -> tuple[Finding, ...]:
-    """The ``drift_after_draws`` warning (``_drifting``); it says when a significant b was
-    therefore not applied."""
+    """The ``drift_after_draws`` finding (``_drifting``), an error where the trend exceeds
+    ``UNSETTLED``·|λ̂| over the run's last draws (the number is then not an equilibrium
+    average, whatever its error bar says); it says when a significant b was therefore not applied."""
     if not _drifting(c.trend, c.trend_stderr):
         return ()
+    before = c.llc_after_check - c.trend
+    unsettled = abs(c.trend) > UNSETTLED * abs(before)
+    ses = abs(c.trend) / c.stderr_at_step if c.stderr_at_step > 0 else math.inf
     unapplied = (
         f"; the step-size check's b = {c.bias:+.3g} ± {c.bias_stderr:.2g} was not applied, "
         "since a drift that is not linear in time does not cancel from it"
         if abs(c.bias) >= SIGNIFICANT * c.bias_stderr
         else ""
     )
+    side = "above" if c.trend > 0 else "below"
+    verdict = (
+        f"more than {UNSETTLED:.0%} of λ̂ and {ses:.2g} of its standard errors: the estimate "
+        f"cannot be used as it is (the equilibrium value likely lies {side} it); "
+        if unsettled
+        else ""
+    )
     return (
         Finding(
             "drift_after_draws",
-            "warning",
-            f"λ̂ at ε moved from {c.llc_after_check - c.trend:.4g} over the last {c.num_draws} "
+            "error" if unsettled else "warning",
+            f"λ̂ at ε moved from {before:.4g} over the last {c.num_draws} "
             f"draws to {c.llc_after_check:.4g} over as many draws after the step-size check "
             f"({c.trend:+.3g} ± {c.trend_stderr:.2g}, {2 * (c.num_relax + c.num_draws)} steps "
             "later): the chains had not reached equilibrium, and λ̂ is an average over a moving "
-            "trace; a longer num_burnin (and num_draws) lets them settle" + unapplied,
+            f"trace; {verdict}a longer num_burnin (and num_draws) lets them settle" + unapplied,
             {"trend": c.trend, "trend_stderr": c.trend_stderr},
         ),
     )

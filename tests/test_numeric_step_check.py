@@ -188,6 +188,7 @@ def test_bias_is_read_between_two_stretches_at_eps() -> None:
         assert not res.applied and stats is None
         codes = [f.code for f in found]
         assert codes == ["drift_after_draws"]
+        assert found[0].severity == "error"  # the trend, 1.0, is 10% of λ̂ ≈ 10
         assert ("was not applied" in found[0].message) == (bias != 0.0)
     # the run's λ̂(ε) against λ̂(ε/2) alone reads the drift as a step bias of the wrong sign
     assert 2 * (main.mean - chain_stats(stretch(c + r, c, 1e-4), nbeta).mean) < -1.0
@@ -199,6 +200,31 @@ def test_bias_is_read_between_two_stretches_at_eps() -> None:
     assert abs(res.bias - 2.0) < 3 * res.bias_stderr
     assert abs(res.extrapolated - (nbeta - 2.0)) < 3 * res.extrapolated_stderr
     assert res.llc_after_check == pytest.approx(nbeta, abs=0.05)
+
+
+@pytest.mark.parametrize(("shift", "severity"), [(0.0, None), (0.03, "warning"),
+                                               (0.08, "error"), (-0.08, "error")])  # fmt: skip
+def test_drift_after_draws_severity(shift: float, severity: str | None) -> None:
+    """λ̂ at ε after the check off by ``shift``·λ̂ from the run's last draws (σ tiny: always
+    significant when nonzero): a warning up to ``UNSETTLED`` = 5% of λ̂, an error beyond, which
+    says on which side the equilibrium value likely lies."""
+    rng = np.random.default_rng(3)
+    nbeta, alive = 10.0, np.ones(4, dtype=bool)
+
+    def x(level: float) -> np.ndarray:
+        return level + 1e-3 * rng.standard_normal((4, 400))
+
+    main = chain_stats(x(1.0), nbeta)
+    check = CheckDraws(_trace(x(1.0)), 50, _trace(x(1.0)), _trace(x(1.0 + shift)))
+    res, _, found = check_bias(main, check, alive, nbeta, 0.1)
+    assert res.trend == pytest.approx(nbeta * shift, abs=0.01)
+    drift = [f for f in found if f.code == "drift_after_draws"]
+    assert [f.severity for f in drift] == ([severity] if severity else [])
+    if severity == "error":
+        side = "above" if shift > 0 else "below"
+        assert f"likely lies {side} it" in drift[0].message and "5% of λ̂" in drift[0].message
+    elif severity == "warning":
+        assert "cannot be used" not in drift[0].message
 
 
 def test_option_is_validated() -> None:
