@@ -95,8 +95,11 @@ def autocorr_time(x: np.ndarray) -> float:
     c, t = x.shape
     if t < 4:
         return float("nan")
-    b_over_t = x.mean(axis=1).var(ddof=1) if c > 1 else 0.0
-    return _tau_given_between(_autocov(x), b_over_t)[1]
+    # traces of chains running away before they diverge overflow float64's squares: the
+    # variances become inf and τ nan (no warning to raise over the divergence that follows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        b_over_t = x.mean(axis=1).var(ddof=1) if c > 1 else 0.0
+        return _tau_given_between(_autocov(x), b_over_t)[1]
 
 
 def chain_mean_stderr(x: np.ndarray) -> float:
@@ -162,8 +165,9 @@ def ess(x: np.ndarray) -> float:
 
 def _rhat_raw(x: np.ndarray) -> float:
     _c, t = x.shape
-    w = x.var(axis=1, ddof=1).mean()
-    b_over_t = x.mean(axis=1).var(ddof=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # as ``autocorr_time``
+        w = x.var(axis=1, ddof=1).mean()
+        b_over_t = x.mean(axis=1).var(ddof=1)
     if w <= 0:
         return 1.0 if b_over_t == 0 else float("inf")
     return float(np.sqrt(((t - 1) / t * w + b_over_t) / w))
@@ -252,7 +256,8 @@ def direction_ess(proj: np.ndarray) -> float:
     x = _directions(proj)
     if x is None:
         return float("nan")
-    return float(np.nanmin([ess(x[:, :, j]) for j in range(x.shape[2])]))
+    e = [ess(x[:, :, j]) for j in range(x.shape[2])]
+    return float(np.nanmin(e)) if not np.all(np.isnan(e)) else float("nan")
 
 
 def direction_rhat(proj: np.ndarray) -> float:

@@ -31,6 +31,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -49,6 +50,7 @@ from numeric.momentum import momentum_plan
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
 from numeric.probes import DataProbes
+from numeric.restarts import can_restart, final_divergence, restart_finding, restart_options
 from numeric.restrict import require_eval_mode
 from numeric.result import (
     LLCConfig,
@@ -62,14 +64,7 @@ from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.step_check import check_bias, run_check
 from numeric.torch_limits import run_differentiable
 from numeric.types import Constants, Draws, Tuning, Warmup
-from numeric.warmup import (
-    can_restart,
-    relax,
-    restart_finding,
-    restart_options,
-    restarts_exhausted,
-    warm_up,
-)
+from numeric.warmup import relax, warm_up
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -122,7 +117,7 @@ def estimate_llc(
     raises ``DivergenceError`` naming chain and step unless ``on_divergence="continue"`` (then
     the diverged chains are dropped and reported, and the error comes when none is left); with
     the automatic ε the run first restarts from w* with at most a quarter of the diverged run's
-    ε (``warmup.restart_options``). The full-data estimate evaluates L_n at the chains every
+    ε (``restarts.restart_options``). The full-data estimate evaluates L_n at the chains every
     ``full_loss_every`` steps (default ⌈n/B⌉, at most draws/10; about one more forward pass per
     step; 0 turns it off).
 
@@ -189,7 +184,9 @@ def estimate_llc(
         step_check=step_check,
     )
     require_eval_mode(loss_fn)  # before any forward pass: batch norm would update its statistics
-    with flushing_denormals():
+    # chains running away before a divergence is raised overflow the statistics' squares, which
+    # handle the resulting inf and nan themselves: no numpy warning ahead of the error
+    with flushing_denormals(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         return run_differentiable(lambda: _estimate_llc(loss_fn, params, data, opts))
 
 
@@ -207,9 +204,10 @@ def _estimate_llc(
             run_plan, warm, drawn, alive = _run(problem, plan, opts)
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
-                if restarts:
-                    raise restarts_exhausted(err, restarts, opts.gamma) from err
-                raise
+                final = final_divergence(err, restarts, opts.gamma, plan)
+                if final is err:
+                    raise
+                raise final from err
             after = restart_options(opts, err)
             restarts.append(restart_finding(err, opts, after))
             opts = after

@@ -142,7 +142,7 @@ class SamplerOptions:
     on_divergence: OnDivergence = "raise"
     progress: bool | None = None
     # the largest ε the automatic rule may choose: a restart sets it below the diverged run's ε
-    # (``warmup.restart_options``), not a user setting
+    # (``restarts.restart_options``), not a user setting
     max_step_size: float = math.inf
 
     def __post_init__(self) -> None:

@@ -111,6 +111,12 @@ class LLCPlan:
             f"κ_r = {info.rest_curvature():.4g}"
         )
 
+    def downhill_at_w_star(self) -> float:
+        """nβ·h_min where w* is not a minimum (nβ·h_min < −(γ + α): the localised potential
+        curves down at w*), nan otherwise."""
+        curvature = self.hessian.nbeta * _lowest(self.hessian)
+        return curvature if curvature < -self.hessian.floor else math.nan
+
     def stiffest_at_w_star(self) -> float:
         """The largest (preconditioned) curvature of the potential at w*: 1 with a
         preconditioner (it whitens the stiffest directions), nβ·h_max + c without."""

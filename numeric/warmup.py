@@ -33,19 +33,7 @@ the last burn-in steps for the draw rule, the steps done). Each rule, recorded i
   nβ·ΔL and on ‖w − w*‖², ESS-based errors), at most ``MAX_BURNIN_BLOCKS`` blocks
   (``burn_in_blocks``).
 
-* **Restarts** (``can_restart``): where a chain diverges although ε was chosen automatically (the
-  curvature measured where the chains were is not the largest they reach: products of powers at
-  points on coordinate hyperplanes, y = x·w1·w2³ at the origin), the run starts again from w*
-  with ``step_scale`` multiplied by ``RESTART_FACTOR`` and ε at most ``RESTART_FACTOR`` times
-  the diverged run's (``restart_options``), at most ``MAX_RESTARTS`` times; the
-  ``divergence_restart`` finding says so. The cap matters: κ is measured along a step of the size
-  it sets (``measure.consistent_curvature``), so where the curvature grows away from w* a smaller
-  ``step_scale`` also measures a smaller κ, and on a 334-parameter deep linear network at γ = 1
-  three restarts had cut ε 8× instead of 64× and all diverged (BAOAB, whose momentum carries the
-  chains along the quartic flat directions). A given ``step_size`` is never changed. When the last
-  restart diverges too, the error says that the step was already cut and names the remedy that
-  works where the chains reach steep regions far from w* (deep linear networks at γ = 1: a
-  larger γ; ``restarts_exhausted``).
+Restarts after a divergence: ``numeric.restarts``.
 
 With ``num_burnin`` given, the adaptation (at most that many steps) and then plain steps up to
 ``num_burnin``; with ``step_size`` given, no adaptation.
@@ -53,10 +41,8 @@ With ``num_burnin`` given, the adaptation (at most that many steps) and then pla
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
-from typing import TypeVar
 
 import numpy as np
 import torch
@@ -65,8 +51,7 @@ from torch import Tensor
 from numeric import sgld
 from numeric.chains import Chains
 from numeric.diagnostics import ess
-from numeric.errors import DivergenceError, InvalidInputError
-from numeric.findings import Finding
+from numeric.errors import InvalidInputError
 from numeric.options import SamplerOptions
 from numeric.plan import LLCPlan
 from numeric.types import Trace, Tuning, Warmup
@@ -76,11 +61,8 @@ MAX_BURNIN_STEPS = 20_000
 BLOCK = 100  # burn-in block length for the stationarity test
 MAX_BURNIN_BLOCKS = 40
 HEAT_TOL = 0.01  # BAOAB's default friction keeps the minibatch heating at most 1 + this
-MAX_RESTARTS = 3  # runs restarted with a smaller step after a divergence (automatic ε only)
-RESTART_FACTOR = 0.25  # step_scale (so ε) multiplied by this on each restart
 KAPPA_FLOOR = 1e-12  # a curvature at most this (only possible with γ + α = 0) chooses no ε
 
-O = TypeVar("O", bound=SamplerOptions)
 # measure(v, iters) -> (κ, v): the curvature where the chains are, power iteration warm-started
 # at v [C, D]
 Measure = Callable[[Tensor, int], tuple[float, Tensor]]
@@ -96,72 +78,9 @@ def relax(tuning: Tuning, kappa: float) -> float:
     return sgld.relaxation_steps(tuning.step_size, kappa, tuning.friction)
 
 
-def can_restart(opts: SamplerOptions, restarts: list[Finding]) -> bool:
-    """A diverged run is restarted when ε was chosen automatically, the chains were to be
-    checked (``on_divergence="raise"``), and fewer than ``MAX_RESTARTS`` restarts were made."""
-    return opts.step_size is None and opts.on_divergence == "raise" and len(restarts) < MAX_RESTARTS
-
-
-def restart_options(opts: O, err: DivergenceError) -> O:
-    """The options of the run after ``err``: ``step_scale`` and the cap on ε both
-    ``RESTART_FACTOR`` times the diverged run's (the cap only where that ε is known)."""
-    cap = RESTART_FACTOR * err.step_size if math.isfinite(err.step_size) else math.inf
-    return dataclasses.replace(
-        opts,
-        step_scale=opts.step_scale * RESTART_FACTOR,
-        max_step_size=min(opts.max_step_size, cap),
-    )
-
-
-def restart_finding(err: DivergenceError, before: SamplerOptions, after: SamplerOptions) -> Finding:
-    """What a restart says: which chain diverged where at which ε, and the smaller step that
-    followed (``after``, from ``restart_options``)."""
-    known = math.isfinite(err.step_size)
-    eps = f"ε = {err.step_size:.3g}" if known else "ε = step_scale/κ"
-    cap = f" and ε ≤ {after.max_step_size:.3g}" if math.isfinite(after.max_step_size) else ""
-    return Finding(
-        "divergence_restart",
-        "info",
-        f"chain {err.chain} diverged at step {err.step} with {eps} (step_scale = "
-        f"{before.step_scale:g}; the curvature where the chains went exceeded the one measured); "
-        f"the run was restarted from w* with step_scale = {after.step_scale:g}{cap}",
-        {
-            "chain": float(err.chain),
-            "step": float(err.step),
-            "step_scale": before.step_scale,
-            "step_size": err.step_size,
-        },
-    )
-
-
-def restarts_exhausted(
-    err: DivergenceError, restarts: list[Finding], gamma: float
-) -> DivergenceError:
-    """The error after the last restart diverged as well: the automatic step was already cut, so
-    "reduce step_size" is not the advice; a larger γ keeps the chains out of the steep regions."""
-    first = restarts[0].values.get("step_size", math.nan) if restarts else math.nan
-    if math.isfinite(first) and math.isfinite(err.step_size):
-        cut = f"cut from ε = {first:.3g} to {err.step_size:.3g} ({first / err.step_size:.3g}×)"
-    else:
-        cut = f"cut {(1 / RESTART_FACTOR) ** len(restarts):g}×"
-    return DivergenceError(
-        f"diverged after {len(restarts)} restarts from w*",
-        chain=err.chain,
-        step=err.step,
-        step_size=err.step_size,
-        cause=(
-            f"the automatic step was {cut} and the chains still reached regions where the "
-            f"loss is far steeper than at w* (as along the rescaling directions of deep networks, "
-            f"which a weak localisation lets them follow); raise gamma (now {gamma:g}), e.g. "
-            f"gamma={10 * gamma:g}, to keep them nearer w*, or pass a smaller step_scale (the "
-            f"last run: {str(err).removesuffix(': ' + err.cause)})"
-        ),
-    )
-
-
 def automatic_step(kappa: float, step_scale: float, max_step: float = math.inf) -> float:
     """ε = min(step_scale/κ, ``max_step``): the automatic step at curvature κ, under the cap a
-    restart set (``restart_options``)."""
+    restart set (``restarts.restart_options``)."""
     return min(step_scale / kappa, max_step)
 
 

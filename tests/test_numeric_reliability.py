@@ -164,8 +164,31 @@ def test_a_divergence_that_restarts_do_not_cure_names_gamma() -> None:
         numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0)
     assert "(64×)" in str(info.value) and "gamma=10" in str(info.value)
     assert "leave it None" not in str(info.value)
+    assert "not a minimum" not in str(info.value)  # w* = 0 is one: the step is to blame
     est = numeric.estimate_llc(walled, w, (x,), num_chains=4, seed=0, gamma=1000.0)
     assert math.isfinite(est.mean)  # the advice works: the chains stay inside the wall
+
+
+def test_a_divergence_away_from_a_point_that_is_not_a_minimum_says_so() -> None:
+    """L_n(w) = mean (xᵀw − y)² − 10‖w‖² at w = 0: H = 2·E[xxᵀ] − 20·I has every eigenvalue
+    near −18, so nβ·L_n + (γ/2)‖w‖² curves down and the chains run away whatever the step. The
+    error says w* is not a minimum, with nβ·h_min from H itself (not only "the step is too
+    large"), and the γ that would hold the chains."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 3, generator=g, dtype=torch.float64)
+    y = torch.randn(64, generator=g, dtype=torch.float64)
+
+    def loss(p, b):
+        return ((b[0] @ p["a"] - b[1]) ** 2).mean() - 10 * p["a"].square().sum()
+
+    h_min = float(torch.linalg.eigvalsh(2 * x.T @ x / 64 - 20 * torch.eye(3, dtype=x.dtype))[0])
+    w = {"a": torch.zeros(3, dtype=torch.float64)}
+    with pytest.raises(numeric.DivergenceError, match="w\\* is not a minimum of L_n") as info:
+        numeric.estimate_llc(loss, w, (x, y), step_size=1e-2, nbeta=10.0, num_burnin=100)
+    msg = str(info.value)
+    assert f"eigenvalue {h_min:.3g}" in msg and f"nβ·h_min = {10 * h_min:.3g}" in msg
+    assert f"raise gamma above {-10 * h_min:.3g}" in msg
+    assert "Step size ε = 0.01 is probably too large" in msg  # the step's own cause follows
 
 
 def test_restarts_cut_the_step_itself() -> None:
@@ -174,7 +197,7 @@ def test_restarts_cut_the_step_itself() -> None:
     network diverged after three restarts); the restart caps ε at a quarter of the diverged
     run's, and the caps only ever shrink."""
     from numeric.options import LLCOptions
-    from numeric.warmup import restart_options
+    from numeric.restarts import restart_options
 
     err = numeric.DivergenceError("x", chain=0, step=5, cause="c", step_size=1e-3)
     once = restart_options(LLCOptions(), err)
