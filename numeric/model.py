@@ -216,7 +216,8 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
         with torch.enable_grad():
             ww = w_star.detach().expand(2, -1).clone().requires_grad_(True)
             losses = model.per_chain(ww, take(model.data, idx.expand(2, -1)))
-            torch.autograd.grad(losses.sum(), ww)
+            if losses.requires_grad:
+                torch.autograd.grad(losses.sum(), ww)
     except (RuntimeError, TypeError, ValueError) as exc:
         raise_if_limitation(exc)
         raise InvalidInputError(
@@ -224,6 +225,12 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
             "batch): no .item() or .numpy(), no Python if/while on tensor values, no in-place "
             f"updates of params or batch. It failed as the steps call it: {exc}"
         ) from exc
+    if not losses.requires_grad:
+        raise InvalidInputError(
+            f"loss_fn's value ({float(out):.6g} at w*) does not depend on the parameters: no "
+            "gradient flows from params to it (a loss built from constants, or from params "
+            "taken through .detach(), .data or torch.no_grad()), so there is nothing to sample"
+        )
 
 
 def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:

@@ -77,6 +77,8 @@ ROWS = {
     "loss calls .item()": (lambda: estimate_llc(_item_loss, W, DATA, **FAST), "loss_fn must be traceable"),
     "loss branches on a tensor": (lambda: estimate_llc(_if_loss, W, DATA, **FAST), "loss_fn must be traceable"),
     "loss updates in place": (lambda: estimate_llc(_inplace_loss, W, DATA, **FAST), "loss_fn must be traceable"),
+    "loss a constant": (lambda: estimate_llc(lambda p, b: torch.tensor(0.5), W, DATA, **FAST), r"\(0\.5 at w\*\) does not depend on the parameters"),
+    "loss of detached params": (lambda: estimate_llc(lambda p, b: LOSS({"w": p["w"].detach()}, b), W, DATA, **FAST), "does not depend on the parameters"),
     "loss returns a vector": (lambda: estimate_llc(lambda p, b: b[1] - b[0] @ p["w"], W, DATA), "scalar"),
     "loss of the wrong shape": (lambda: estimate_llc(LOSS, {"w": torch.zeros(3)}, DATA), "loss_fn"),
     # options
