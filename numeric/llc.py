@@ -61,6 +61,7 @@ from numeric.result import (
 )
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
+from numeric.spreading import escalate
 from numeric.step_check import check_bias, run_check
 from numeric.torch_limits import run_differentiable
 from numeric.types import Constants, Draws, Tuning, Warmup
@@ -247,7 +248,7 @@ def _run(
         plan = probes.plan
         drawn = sample(
             chains, plan, opts, warm, problem.n, problem.batch_size,
-            problem.model.full_loss, probes.heating,
+            problem.model.full_loss, probes.heating, problem.w_star,
         )  # fmt: skip
         if opts.step_check:
             drawn = drawn._replace(
@@ -319,10 +320,10 @@ def _estimate(
     alive: Tensor,
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
-    """Statistics, findings (divergence, restarts, standard, step size, slow directions,
-    positions, draws capped, still relaxing, beyond the quadratic region, step-size bias, the
-    gradient at w*: in that order) and the configuration; the extrapolation to ε → 0 where the step-size check found a
-    significant bias (``numeric.step_check``)."""
+    """Statistics, findings (divergence, restarts, standard, step size, slow directions, positions,
+    draws capped, still spreading, still relaxing, beyond the quadratic region, unreached regions,
+    step-size bias, the gradient at w*: in that order), the configuration, and the extrapolation
+    to ε → 0 where the step-size check found a significant bias (``numeric.step_check``)."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
@@ -333,6 +334,7 @@ def _estimate(
     target = SLOW_ESS if plan.track_positions else LOSS_ESS
     findings.extend(check_still_relaxing(drawn.ess_history, target))
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
+    findings = escalate(findings)
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
     checked = None

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
 
 DEPART = 0.25  # |λ̂ − λ_Laplace| beyond this fraction of λ_Laplace
 STIFFER = 4.0  # κ where the chains went / κ at w* beyond this
-MIXING_CODES = frozenset({"low_ess", "rhat", "chains_disagree", "drift", "slow_mixing"})
+MIXING_CODES = frozenset(
+    {"low_ess", "rhat", "chains_disagree", "drift", "slow_mixing", "spreading"}
+)
 
 
 def check_beyond_quadratic(

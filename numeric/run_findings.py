@@ -1,6 +1,7 @@
 """The data estimator's findings that read the plan and the draws: how the slow directions and
-the chains' positions mixed, whether the draws were capped (``numeric.findings`` words them), and
-regions of low loss the chains never reached (``numeric.reach``)."""
+the chains' positions mixed, whether the draws were capped (``numeric.findings`` words them),
+whether the chains were still spreading away from w* (``numeric.spreading``), and regions of low
+loss the chains never reached (``numeric.reach``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
 from numeric.reach import unreached_region
 from numeric.result import ChainSummary, FullDataLLC
+from numeric.spreading import check_spreading
 from numeric.types import Draws, Warmup
 from numeric.warmup import relax
 
@@ -27,7 +29,8 @@ def slow_findings(
     plan: LLCPlan, warm: Warmup, drawn: Draws, alive: Tensor
 ) -> tuple[float, float, list[Finding]]:
     """(ESS, R-hat) of the slow observables and their findings: the slowest relevant Hessian
-    directions (a probe), or the chains' positions (flat directions)."""
+    directions (a probe), or the chains' positions (flat directions); then capped draws and the
+    chains' spread growing through the draws."""
     tuning, live = warm.tuning, int(alive.sum())
     t_relax = relax(tuning, plan.kappa_min)
     slow_ess = slow_rhat = math.nan
@@ -74,6 +77,7 @@ def slow_findings(
                 offer_preconditioner=plan.pre_s is None,
             )
         )
+    out.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
     return slow_ess, slow_rhat, out
 
 

@@ -15,7 +15,8 @@ Rules (recorded in ``LLCEstimate.config``):
   draws). The rule reads only the mixing (ESS), never the estimate. Where the ESS fell as draws
   were added and ended short, the chains were still drifting: ``still_relaxing`` (an error).
 * **Full-data losses**: L_n at the chains every ``full_loss_every`` draws (default ⌈n/B⌉, at
-  most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``.
+  most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``; with them
+  the chains' spread ‖w − w*‖², for ``numeric.spreading``.
 * **Heating**: the minibatch heating at the final positions (``LLCEstimate.minibatch_inflation``).
 """
 
@@ -25,6 +26,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import torch
 from torch import Tensor
 
 from numeric import sgld
@@ -154,10 +156,12 @@ class DataDraws:
         every: int,
         track_positions: bool,
         full_loss: Callable[[Tensor], Tensor],
+        w_star: Tensor,
     ) -> None:
         self.chains, self.tuning, self.every = chains, tuning, every
-        self.track_positions, self.full_loss = track_positions, full_loss
+        self.track_positions, self.full_loss, self.w_star = track_positions, full_loss, w_star
         self.full_losses: list[Tensor] = []
+        self.spreads: list[Tensor] = []  # ‖w − w*‖² [C] at each full-loss evaluation
         # positions at every ``stride``-th full-loss evaluation, for numeric.reach; halved and
         # the stride doubled when full, so that they span the whole run, not its first part
         self.visited: list[Tensor] = []
@@ -176,6 +180,7 @@ class DataDraws:
             if k == every:
                 pos = self.chains.position
                 self.full_losses.append(self.full_loss(pos))
+                self.spreads.append((pos - self.w_star).square().sum(-1))
                 if pos.shape[-1] <= MAX_DIM:
                     self._keep(pos)
         return Trace.join(parts)
@@ -196,14 +201,14 @@ class DataDraws:
 
 def sample(
     chains: Chains, plan: LLCPlan, opts: LLCOptions, warm: Warmup, n: int, batch_size: int,
-    full_loss: Callable[[Tensor], Tensor], heating: Heating,
+    full_loss: Callable[[Tensor], Tensor], heating: Heating, w_star: Tensor,
 ) -> Draws:  # fmt: skip
     """The draws of ``estimate_llc`` after ``warm`` (module docstring)."""
     num_draws, wanted = choose_num_draws(warm, plan, opts, opts.num_chains)
     every = opts.full_loss_every
     if every is None:
         every = max(1, min(math.ceil(n / batch_size), num_draws // 10))
-    record = DataDraws(chains, warm.tuning, every, plan.track_positions, full_loss)
+    record = DataDraws(chains, warm.tuning, every, plan.track_positions, full_loss, w_star)
     trace, num_draws, mixing, history = draws_until_mixed(
         record,
         num_draws,
@@ -226,4 +231,5 @@ def sample(
         inflation,
         (*record.visited, chains.position.detach().clone()),
         history,
+        spread=(torch.stack(record.spreads).double().cpu().numpy() if record.spreads else None),
     )

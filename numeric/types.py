@@ -19,6 +19,8 @@ from torch import Tensor
 from numeric import sgld
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from numeric.findings import Finding
 
 
@@ -150,3 +152,4 @@ class Draws(NamedTuple):
     visited: tuple[Tensor, ...] = ()  # chain positions [C, D] during and at the end of the draws
     ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check
     check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.step_check)
+    spread: np.ndarray | None = None  # ‖w − w*‖² [T, C] at the full-loss evaluations
