@@ -52,6 +52,7 @@ from numeric.potential_warmup import (
 )
 from numeric.reach import unreached_region
 from numeric.result import LLCConfig, LLCEstimate, make_estimate, summarise_chains
+from numeric.spreading import check_spreading
 from numeric.types import Draws, Warmup
 
 __all__ = ["estimate_llc_potential"]
@@ -176,8 +177,8 @@ def _estimate(
     step: Step,
     nbeta_rule: str,
 ) -> LLCEstimate:
-    """Statistics and findings (divergence, creeping, standard, positions, then acceptance or
-    step size: in that order) and the configuration."""
+    """Statistics and findings (divergence, creeping, standard, positions, spread, then
+    acceptance or step size: in that order) and the configuration."""
     alive = chains.alive
     summary = summarise_chains(
         drawn.trace, alive.cpu().numpy(), target.nbeta, warm.tuning.step_size
@@ -201,6 +202,10 @@ def _estimate(
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )
     )
+    offsets = drawn.trace.obs if per_coordinate else drawn.trace.dist  # [C, T, d] or [C, T]
+    if offsets is not None:
+        spread = offsets.sum(-1) if per_coordinate else offsets
+        findings.extend(check_spreading(spread.double().cpu().numpy().T, alive.cpu().numpy()))
     findings.extend(
         unreached_region(
             lambda w: target.nbeta * (target.K(w) - target.k_star),

@@ -1,5 +1,6 @@
 """The chains still moving away from w* (numeric.spreading): the statistic on made-up spreads
-whose growth is known, and the finding on an estimate whose chains cannot have settled."""
+whose growth is known, and the finding on estimates (data and potential) whose chains cannot
+have settled."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 import numeric
 from numeric.findings import Finding
@@ -105,3 +107,23 @@ def test_chains_spreading_along_an_orbit_are_reported() -> None:
 def test_chains_held_near_w_star_are_not_reported() -> None:
     est = _dln_868(num_burnin=100, num_draws=2000, gamma=100.0)
     assert "spreading" not in {f.code for f in est.diagnostics}, est
+
+
+def test_the_potential_estimator_reports_spreading_along_exactly_flat_directions() -> None:
+    """K = w₁² + w₂² in 20 dimensions: 18 directions held by γ alone. Their spread does not move
+    λ̂ (exactly 1 here: two quadratic directions), so the finding is a warning and λ̂ is right."""
+
+    def K(w):
+        return w[..., 0].square() + w[..., 1].square()
+
+    w0 = torch.zeros(20, dtype=torch.float64)
+    short = numeric.estimate_llc_potential(K, w0, 10_000, seed=0, num_burnin=50, num_draws=2000)
+    (found,) = [f for f in short.diagnostics if f.code == "spreading"]
+    assert found.severity == "warning" and found.values["growth"] > 0.3
+    # nβ/(nβ + γ) per quadratic direction, nβ = n/log n
+    nbeta = 10_000 / math.log(10_000)
+    assert abs(short.mean - nbeta / (nbeta + 1)) < 4 * short.stderr
+    held = numeric.estimate_llc_potential(
+        K, w0, 10_000, seed=0, num_burnin=50, num_draws=2000, gamma=100.0
+    )
+    assert "spreading" not in {f.code for f in held.diagnostics}
