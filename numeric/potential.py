@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -53,7 +54,7 @@ from numeric.potential_warmup import (
 from numeric.reach import unreached_region
 from numeric.result import LLCConfig, LLCEstimate, make_estimate, summarise_chains
 from numeric.spreading import check_spreading
-from numeric.types import Draws, Warmup
+from numeric.types import Draws, Trace, Warmup
 
 __all__ = ["estimate_llc_potential"]
 # warn below this ESS / above this R-hat of the positions: Vehtari et al. (2021)'s recommendation
@@ -168,6 +169,14 @@ def _start_chains(
     return chains, step
 
 
+def _spread(trace: Trace) -> np.ndarray | None:
+    """‖w − w*‖² [T, C] from the draws: the squared offsets summed where they were recorded per
+    coordinate, else the recorded distance."""
+    if trace.obs is not None:
+        return trace.obs.sum(-1).double().cpu().numpy().T
+    return None if trace.dist is None else trace.dist.double().cpu().numpy().T
+
+
 def _estimate(
     target: PotentialTarget,
     opts: PotentialOptions,
@@ -202,10 +211,7 @@ def _estimate(
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )
     )
-    offsets = drawn.trace.obs if per_coordinate else drawn.trace.dist  # [C, T, d] or [C, T]
-    if offsets is not None:
-        spread = offsets.sum(-1) if per_coordinate else offsets
-        findings.extend(check_spreading(spread.double().cpu().numpy().T, alive.cpu().numpy()))
+    findings.extend(check_spreading(_spread(drawn.trace), alive.cpu().numpy()))
     findings.extend(
         unreached_region(
             lambda w: target.nbeta * (target.K(w) - target.k_star),
