@@ -85,18 +85,21 @@ def restarts_exhausted(
         cut = f"cut from ε = {first:.3g} to {err.step_size:.3g} ({first / err.step_size:.3g}×)"
     else:
         cut = f"cut {(1 / RESTART_FACTOR) ** len(restarts):g}×"
-    return DivergenceError(
+    return _reworded(
+        err,
         f"diverged after {len(restarts)} restarts from w*",
-        chain=err.chain,
-        step=err.step,
-        step_size=err.step_size,
-        cause=(
-            f"the automatic step was {cut} and the chains still reached regions where the "
-            f"loss is far steeper than at w* (as along the rescaling directions of deep networks, "
-            f"which a weak localisation lets them follow); raise gamma (now {gamma:g}), e.g. "
-            f"gamma={10 * gamma:g}, to keep them nearer w*, or pass a smaller step_scale (the "
-            f"last run: {str(err).removesuffix(': ' + err.cause)})"
-        ),
+        f"the automatic step was {cut} and the chains still reached regions where the "
+        f"loss is far steeper than at w* (as along the rescaling directions of deep networks, "
+        f"which a weak localisation lets them follow); raise gamma (now {gamma:g}), e.g. "
+        f"gamma={10 * gamma:g}, to keep them nearer w*, or pass a smaller step_scale (the "
+        f"last run: {str(err).removesuffix(': ' + err.cause)})",
+    )
+
+
+def _reworded(err: DivergenceError, what: str, cause: str) -> DivergenceError:
+    """``err`` (its chain, step and ε) with another head ``what`` and ``cause``."""
+    return DivergenceError(
+        what, chain=err.chain, step=err.step, step_size=err.step_size, cause=cause
     )
 
 
@@ -111,16 +114,12 @@ def final_divergence(
     if math.isnan(downhill):
         return final
     h_min = downhill / plan.hessian.nbeta
-    return DivergenceError(
+    return _reworded(
+        final,
         str(final).removesuffix(f" (chain {final.chain}, step {final.step}): {final.cause}"),
-        chain=final.chain,
-        step=final.step,
-        step_size=final.step_size,
-        cause=(
-            f"w* is not a minimum of L_n: the Hessian at w* has an eigenvalue {h_min:.3g}, so the "
-            f"localised potential curves down at w* (nβ·h_min = {downhill:.3g} against γ + α = "
-            f"{plan.hessian.floor:.3g}) and the chains run away from it whatever the step. Train "
-            f"further (or check w*); to measure this point on purpose, raise gamma above "
-            f"{-downhill:.3g} (λ̂ then depends on γ). " + final.cause[:1].upper() + final.cause[1:]
-        ),
+        f"w* is not a minimum of L_n: the Hessian at w* has an eigenvalue {h_min:.3g}, so the "
+        f"localised potential curves down at w* (nβ·h_min = {downhill:.3g} against γ + α = "
+        f"{plan.hessian.floor:.3g}) and the chains run away from it whatever the step. Train "
+        f"further (or check w*); to measure this point on purpose, raise gamma above "
+        f"{-downhill:.3g} (λ̂ then depends on γ). " + final.cause[:1].upper() + final.cause[1:],
     )
