@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -54,7 +53,7 @@ from numeric.potential_warmup import (
 from numeric.reach import unreached_region
 from numeric.result import LLCConfig, LLCEstimate, make_estimate, summarise_chains
 from numeric.spreading import check_spreading
-from numeric.types import Draws, Trace, Warmup
+from numeric.types import Draws, Warmup
 
 __all__ = ["estimate_llc_potential"]
 # warn below this ESS / above this R-hat of the positions: Vehtari et al. (2021)'s recommendation
@@ -169,14 +168,6 @@ def _start_chains(
     return chains, step
 
 
-def _spread(trace: Trace) -> np.ndarray | None:
-    """‖w − w*‖² [T, C] from the draws: the squared offsets summed where they were recorded per
-    coordinate, else the recorded distance."""
-    if trace.obs is not None:
-        return trace.obs.sum(-1).double().cpu().numpy().T
-    return None if trace.dist is None else trace.dist.double().cpu().numpy().T
-
-
 def _estimate(
     target: PotentialTarget,
     opts: PotentialOptions,
@@ -211,7 +202,7 @@ def _estimate(
             measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         )
     )
-    findings.extend(check_spreading(_spread(drawn.trace), alive.cpu().numpy()))
+    findings.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
     findings.extend(
         unreached_region(
             lambda w: target.nbeta * (target.K(w) - target.k_star),

@@ -269,4 +269,6 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
         max_draws=MAX_POTENTIAL_DRAWS,
         rounds=3,
     )
-    return Draws(trace, num_draws, None, mixing, visited=tuple(visited))
+    offsets = trace.obs.sum(-1) if per_coordinate else trace.dist  # ‖w − w*‖² [C, T]
+    spread = None if offsets is None else offsets.double().cpu().numpy().T
+    return Draws(trace, num_draws, None, mixing, visited=tuple(visited), spread=spread)

@@ -21,8 +21,9 @@ not hold the distance to equilibrium); ``escalate`` makes it an error where the 
 beyond the quadratic region and the automatic lengths were capped (``draws_capped``: the
 estimator's own rules wanted a longer run). Measured at a warning only: the two-layer 8-6-8 of
 full rank at n = 2,000 spread by 31% through its (uncapped) draws and read 28.89 ± 0.28 against
-HMC's 28.21 ± 0.15 (+2.4%). ``estimate_llc`` reads ‖w − w*‖² at its full-loss evaluations,
-``estimate_llc_potential`` at every step (a warning there: it has no ``beyond_quadratic``).
+HMC's 28.21 ± 0.15 (+2.4%). Both estimators hand ``Draws.spread`` to it: ``estimate_llc``
+‖w − w*‖² at its full-loss evaluations (``sampling``), ``estimate_llc_potential`` at every step
+(``potential_warmup``; a warning there: it has no ``beyond_quadratic``).
 """
 
 from __future__ import annotations

@@ -152,4 +152,4 @@ class Draws(NamedTuple):
     visited: tuple[Tensor, ...] = ()  # chain positions [C, D] during and at the end of the draws
     ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check
     check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.step_check)
-    spread: np.ndarray | None = None  # ‖w − w*‖² [T, C] at the full-loss evaluations
+    spread: np.ndarray | None = None  # ‖w − w*‖² [T, C] (data: at the full-loss evaluations)
