@@ -59,6 +59,9 @@ _FAST_PATHS = {
     "_transformer_encoder_layer_fwd": "nn.TransformerEncoderLayer (or nn.TransformerEncoder)",
     "_native_multi_head_attention": "nn.MultiheadAttention (or a Transformer layer using it)",
 }
+# nn.TransformerEncoder's fast path turns a padded batch (src_key_padding_mask) into a nested
+# tensor, which vmap cannot batch; the fast path off, it keeps the padded tensor
+_NESTED = "_nested_tensor_from_mask"
 _ATTENTION = ("scaled_dot_product", "flash_attention", "efficient_attention", "cudnn_attention")
 _RNN = frozenset({"gru", "lstm", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell"})
 _RNN_PREFIXES = ("_thnn_fused_", "_cudnn_rnn", "miopen_rnn", "mkldnn_rnn")
@@ -86,6 +89,9 @@ def is_attention_limit(exc: BaseException) -> bool:
     for e in _chain(exc):
         m = _DERIVATIVE.search(str(e))
         if m and (_is_fast_path(_base(m[1])) or _is_attention(_base(m[1]))):
+            return True
+        m = _BATCHING.search(str(e)) or _SPECIAL.search(str(e))
+        if m and _base(m[1]).startswith(_NESTED):
             return True
     return False
 
@@ -226,6 +232,12 @@ def _no_batching(op: str, *, out_variant: bool) -> str:
     """``torch.func.vmap`` has no batching rule for ``op``."""
     name = _base(op)
     lead = f"torch.func.vmap, which runs the chains as one batch, has no batching rule for {op}"
+    if name.startswith(_NESTED):
+        return (
+            f"{lead}: nn.TransformerEncoder's fast path turns a batch with src_key_padding_mask "
+            f"into a nested tensor, which vmap cannot batch: call {_NO_FASTPATH} (or build the "
+            "encoder with enable_nested_tensor=False)"
+        )
     if _is_rnn(name):
         return (
             f"{lead} (the fused kernel of nn.GRU, nn.LSTM, nn.RNN or nn.LSTMCell), so the model "

@@ -229,6 +229,39 @@ def test_differentiable_attention_makes_eval_mode_transformers_estimable() -> No
     assert math.isfinite(est.mean) and est.config.num_params == 609
 
 
+class _PaddedEncoder(nn.Module):
+    """nn.TransformerEncoder over a padded batch: its fast path makes a nested tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+        self.t = nn.TransformerEncoder(layer, num_layers=1)
+        self.o = nn.Linear(8, 1)
+
+    def forward(self, x: Tensor, pad: Tensor) -> Tensor:
+        return self.o(self.t(x, src_key_padding_mask=pad)[:, 0])
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_a_padding_mask_through_the_encoders_fast_path_is_estimated_as_with_it_off() -> None:
+    """The nested tensor the fast path builds from src_key_padding_mask has no vmap batching
+    rule: the error is named with the switch, and the estimate reruns with the fast path off,
+    giving what the user would get with it off."""
+    x, y = _seq_data()
+    pad = torch.arange(6)[None, :] >= torch.arange(40)[:, None] % 4 + 3  # 3 to 6 tokens kept
+    model = _model(_PaddedEncoder).eval()
+    with torch.no_grad():
+        exc = _error(lambda: vmap(lambda a, b: model(a, b))(x[None, :4], pad[None, :4]))
+    assert is_attention_limit(exc)
+    assert "enable_nested_tensor=False" in (explain(exc) or "")
+    loss_fn, w = numeric.from_module(model, F.mse_loss)
+    est = numeric.estimate_llc(loss_fn, w, (x, pad, y), gamma=100.0, seed=0, **SHORT)
+    assert torch.backends.mha.get_fastpath_enabled()  # restored
+    with differentiable_attention():
+        off = numeric.estimate_llc(loss_fn, w, (x, pad, y), gamma=100.0, seed=0, **SHORT)
+    assert est.mean == off.mean and math.isfinite(est.mean)
+
+
 def test_the_hessian_at_w_star_names_the_attention_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """MHA in train mode: the steps' first derivatives work, the Hessian at w* (make_plan:
     Lanczos above MAX_DENSE_DIM parameters, else precondition.dense_hessian) is refused with the
