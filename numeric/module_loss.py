@@ -142,14 +142,35 @@ def check_module_params(loss_fn: ModuleLoss, names: Sequence[str]) -> None:
         )
 
 
-# layers whose output in training mode is random or depends on the rest of the batch
+# layers whose output in training mode is random, depends on the rest of the batch, or that
+# update their running statistics as they go
 TRAIN_MODE_LAYERS = (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._BatchNorm, nn.RReLU)
 
 
 def train_mode_layers(module: nn.Module) -> list[str]:
-    """Names and types of the submodules in training mode that ``TRAIN_MODE_LAYERS`` lists."""
+    """Names and types of the submodules in training mode that ``TRAIN_MODE_LAYERS`` lists, and
+    of instance norms in training mode that track running statistics (each call updates them)."""
     return [
-        f"'{name}' ({type(m).__name__})" if name else f"the module ({type(m).__name__})"
+        _named(name, m)
         for name, m in module.named_modules()
-        if m.training and isinstance(m, TRAIN_MODE_LAYERS)
+        if m.training
+        and (
+            isinstance(m, TRAIN_MODE_LAYERS)
+            or (isinstance(m, nn.modules.instancenorm._InstanceNorm) and m.track_running_stats)
+        )
     ]
+
+
+def batch_statistics_layers(module: nn.Module) -> list[str]:
+    """Names and types of the batch norms that keep no running statistics
+    (``track_running_stats=False``): they normalise by the batch's own statistics in eval mode
+    too, so the loss of a sample depends on which samples share its batch."""
+    return [
+        _named(name, m)
+        for name, m in module.named_modules()
+        if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is None
+    ]
+
+
+def _named(name: str, m: nn.Module) -> str:
+    return f"'{name}' ({type(m).__name__})" if name else f"the module ({type(m).__name__})"

@@ -26,7 +26,12 @@ from torch import Tensor, nn
 
 from numeric.errors import InvalidInputError
 from numeric.model import LossFn
-from numeric.module_loss import ModuleLoss, parameter_aliases, train_mode_layers
+from numeric.module_loss import (
+    ModuleLoss,
+    batch_statistics_layers,
+    parameter_aliases,
+    train_mode_layers,
+)
 
 __all__ = [
     "FrozenParams",
@@ -259,15 +264,27 @@ def _module_names(
 
 def require_eval_mode(loss_fn: Any) -> None:
     """Refuse a loss whose module (found through restrictions) has dropout, batch norm or RReLU
-    in training mode: there L(w, batch) is random or depends on the batch's own statistics, so
-    neither the LLC nor a Hessian of L_n(w) is defined."""
+    in training mode, or batch norms without running statistics: there L(w, batch) is random or
+    depends on the batch's own statistics, so neither the LLC nor a Hessian of L_n(w) is
+    defined."""
     module = root_module(loss_fn)
-    if module is not None and (stochastic := train_mode_layers(module)):
+    if module is None:
+        return
+    if stochastic := train_mode_layers(module):
         raise InvalidInputError(
             f"the module is in training mode, where its layers {', '.join(stochastic)} make the "
-            "loss random (dropout) or depend on the batch's own statistics (batch norm), so L_n(w) "
-            "is not a function of w; call module.eval() before estimating (the LLC is that of the "
-            "evaluated model)"
+            "loss random (dropout), depend on the batch's own statistics (batch norm) or update "
+            "running statistics on every call (instance norm), so L_n(w) is not a function of w; "
+            "call module.eval() before estimating (the LLC is that of the evaluated model)"
+        )
+    if batchwise := batch_statistics_layers(module):
+        raise InvalidInputError(
+            f"the module's batch norm(s) {', '.join(batchwise)} keep no running statistics "
+            "(track_running_stats=False), so even in eval mode they normalise by the batch's own "
+            "statistics and a sample's loss depends on which samples share its minibatch: L_n(w) "
+            "is not a function of w. Give them running statistics (track_running_stats=True, "
+            "then a pass over the training data in train mode) or use nn.LayerNorm / "
+            "nn.GroupNorm"
         )
 
 

@@ -152,6 +152,49 @@ def test_the_train_mode_guard_sees_through_restrict():
         numeric.estimate_llc(lr, wr, (x, y), **SHORT)
 
 
+def test_batch_norm_without_running_statistics_is_refused_in_eval_mode_too():
+    """track_running_stats=False: eval mode still normalises by the minibatch's statistics, so
+    λ̂ would depend on batch_size (measured 3.9, 6.7, 7.2 at batch 8, 64, 256 on one w*)."""
+    torch.manual_seed(0)
+    m = nn.Sequential(
+        nn.Linear(3, 8), nn.BatchNorm1d(8, track_running_stats=False), nn.Tanh(), nn.Linear(8, 1)
+    ).eval()
+    loss_fn, w = numeric.from_module(m, F.mse_loss)
+    x, y = (t.float() for t in _data())
+    with pytest.raises(InvalidInputError, match=r"'1' \(BatchNorm1d\) keep no running stat"):
+        numeric.estimate_llc(loss_fn, w, (x, y), **SHORT)
+    lr, wr = numeric.restrict(loss_fn, w, m[3])
+    with pytest.raises(InvalidInputError, match="track_running_stats=False"):
+        numeric.estimate_llc(lr, wr, (x, y), **SHORT)
+
+
+def test_instance_norm_tracking_statistics_in_training_mode_is_refused_untouched():
+    """InstanceNorm with track_running_stats=True updates its running statistics on every
+    training-mode call (vmap refuses that with a batch-norm message); without tracking it is a
+    per-sample function of w and is estimated in either mode."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(200, 2, 6, generator=g)
+    y = x.std(dim=2).sum(1, keepdim=True)
+    for track in (True, False):
+        torch.manual_seed(0)
+        m = nn.Sequential(
+            nn.Conv1d(2, 3, 3),
+            nn.InstanceNorm1d(3, track_running_stats=track),
+            nn.Flatten(),
+            nn.Linear(12, 1),
+        )
+        loss_fn, w = numeric.from_module(m, F.mse_loss)
+        before = {k: v.clone() for k, v in m.state_dict().items()}
+        if track:
+            with pytest.raises(InvalidInputError, match=r"training mode.*'1' \(InstanceNorm1d\)"):
+                numeric.estimate_llc(loss_fn, w, (x, y), gamma=100.0, **SHORT)
+        else:
+            est = numeric.estimate_llc(loss_fn, w, (x, y), gamma=100.0, **SHORT)
+            assert est.config.num_params == 34 and est.stderr > 0
+        for k, v in m.state_dict().items():
+            assert torch.equal(v, before[k]), k
+
+
 @pytest.mark.parametrize("restricted", [False, True])
 def test_dtype_casts_the_modules_buffers_too(restricted):
     """float32 module with batch norm, estimated in float64: L_n(w*) is the float64 loss of
