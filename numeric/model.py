@@ -203,9 +203,7 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
     except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
         raise_if_limitation(exc)
         raise InvalidInputError(
-            f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. Check that the "
-            "parameter shapes match the model and that data is a tuple of tensors whose first "
-            "axis indexes samples"
+            f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. {_hint(exc)}"
         ) from exc
     if not isinstance(out, Tensor) or out.dim() != 0:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
@@ -224,6 +222,7 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
             "loss_fn must be traceable by torch.func.vmap with gradients (the chains are one "
             "batch): no .item() or .numpy(), no Python if/while on tensor values, no in-place "
             f"updates of params or batch. It failed as the steps call it: {exc}"
+            + (f". {_SPARSE}" if "sparse" in str(exc) else "")
         ) from exc
     if not losses.requires_grad:
         raise InvalidInputError(
@@ -231,6 +230,49 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
             "gradient flows from params to it (a loss built from constants, or from params "
             "taken through .detach(), .data or torch.no_grad()), so there is nothing to sample"
         )
+
+
+_SPARSE = (
+    "A layer with sparse gradients (nn.Embedding or nn.EmbeddingBag with sparse=True) does not "
+    "run under torch.func: build it with sparse=False (the values are the same)"
+)
+
+
+def _hint(exc: BaseException) -> str:
+    """What to check where the loss failed on samples of the data with ``exc``."""
+    text = str(exc)
+    if isinstance(exc, IndexError) and "out of bounds" in text:
+        return (
+            "A target is outside the range the loss accepts: cross-entropy's class labels must "
+            "lie in [0, C) for a model with C outputs (or equal its ignore_index)"
+        )
+    for kind in ("tuple", "dict", "list"):
+        if f"not {kind}" in text or f"'{kind}' object has no attribute" in text:
+            return (
+                f"The module returns a {kind}, not a tensor: give from_module a loss that picks "
+                "the output, e.g. lambda out, y: F.cross_entropy(out[0], y) (or out['logits'])"
+            )
+    if "sparse" in text:
+        return _SPARSE
+    return (
+        "Check that the parameter shapes match the model and that data is a tuple of tensors "
+        "whose first axis indexes samples"
+    )
+
+
+def _full_grad(model: DataModel, w_star: Tensor) -> tuple[Tensor, Tensor]:
+    """(L_n(w*), ∇L_n(w*)); the loss failing on some sample after the first 16 (which
+    ``check_loss`` tried) is an ``InvalidInputError`` naming what to check."""
+    try:
+        return model.full_grad(w_star)
+    except InvalidInputError:
+        raise
+    except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise_if_limitation(exc)
+        raise InvalidInputError(
+            f"loss_fn(params, batch) failed on the full data at w*, though it ran on the first "
+            f"{min(model.n, 16)} samples, so some later sample differs: {exc}. {_hint(exc)}"
+        ) from exc
 
 
 def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
@@ -290,9 +332,10 @@ def setup_problem(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
 ) -> Problem:
     """The ``Problem`` of ``estimate_llc(loss_fn, params, data, ...)`` (module docstring)."""
+    if isinstance(loss_fn, ModuleLoss) and isinstance(params, Mapping):
+        check_module_params(loss_fn, list(params))  # before flattening: a state_dict's integer
+        # buffer (num_batches_tracked) is named as a buffer, not as a dtype
     w_star, spec = flatten_params(params, dtype=opts.dtype, device=opts.device)
-    if isinstance(loss_fn, ModuleLoss):
-        check_module_params(loss_fn, spec.names)
     loss_fn = _on_run(loss_fn, w_star.device, w_star.dtype)
     data = as_data(data)
     n = data_len(data)
@@ -313,7 +356,7 @@ def setup_problem(
         )
     model = DataModel(loss_fn, spec, data, n, bsz)
     check_loss(model, w_star)
-    init_loss_t, g_star = model.full_grad(w_star)
+    init_loss_t, g_star = _full_grad(model, w_star)
     init_loss = float(init_loss_t)
     if not math.isfinite(init_loss):
         bad = non_finite_parts(data)
@@ -322,8 +365,15 @@ def setup_problem(
         raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite{where}")
     if not bool(torch.isfinite(g_star).all()):
         k = int((~torch.isfinite(g_star)).nonzero()[0, 0])
+        bad = non_finite_parts(data)
         raise InvalidInputError(
-            f"∇L_n(w*) is not finite (first in entry {k} of the flattened parameters): the loss is "
-            "not differentiable at w* (check for w ** p with p < 1, sqrt or abs at 0, log of 0)"
+            f"∇L_n(w*) is not finite (first in entry {k} of the flattened parameters): "
+            + (
+                f"{', '.join(bad)} {'has' if len(bad) == 1 else 'have'} NaN or inf entries, "
+                "which the loss's value hides (nan_to_num, masking) but its gradient does not"
+                if bad
+                else "the loss is not differentiable at w* (check for w ** p with p < 1, sqrt or "
+                "abs at 0, log of 0)"
+            )
         )
     return Problem(model, loss_fn, spec, w_star, g_star, init_loss, n, nbeta, nbeta_rule, bsz)

@@ -216,3 +216,89 @@ def test_dict_data_with_a_module_loss_says_what_to_pass():
     loss_fn, w = numeric.from_module(_mlp(), F.mse_loss)
     with pytest.raises(InvalidInputError, match=r"tuple \(x\.\.\., y\).*keys \['x', 'y'\]"):
         numeric.estimate_llc(loss_fn, w, {"x": x, "y": y}, **SHORT)
+
+
+def _classifier() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(300, 4, generator=g)
+    y = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()  # 3 classes
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3)), x, y
+
+
+def test_a_state_dict_with_an_integer_buffer_is_named_as_a_buffer():
+    m = _bn_model().eval()
+    loss_fn, _ = numeric.from_module(m, F.mse_loss)
+    x, y = (t.float() for t in _data())
+    with pytest.raises(InvalidInputError, match=r"buffer\(s\) \['1.running_mean'.*state_dict"):
+        numeric.estimate_llc(loss_fn, m.state_dict(), (x, y), **SHORT)
+
+
+@pytest.mark.parametrize("where", [3, 250])
+def test_a_label_out_of_range_is_named_wherever_it_is(where):
+    """A class label ≥ C among the first 16 samples (the loss's first call) or after them (the
+    full-data pass): an InvalidInputError about the labels, not a raw IndexError."""
+    m, x, y = _classifier()
+    y = y.clone()
+    y[where] = 3
+    loss_fn, w = numeric.from_module(m, F.cross_entropy)
+    match = "full data.*" if where >= 16 else ""
+    with pytest.raises(InvalidInputError, match=match + r"class labels must lie in \[0, C\)"):
+        numeric.estimate_llc(loss_fn, w, (x, y), **SHORT)
+
+
+class _Pair(nn.Module):
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind, self.lin = kind, nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor):
+        z = self.lin(x)
+        return (z, z.softmax(-1)) if self.kind == "tuple" else {"logits": z}
+
+
+@pytest.mark.parametrize("kind", ["tuple", "dict"])
+def test_a_module_returning_a_tuple_or_dict_is_told_to_pick_the_output(kind):
+    _, x, y = _classifier()
+    torch.manual_seed(0)
+    m = _Pair(kind)
+    loss_fn, w = numeric.from_module(m, F.cross_entropy)
+    with pytest.raises(InvalidInputError, match=f"returns a {kind}, not a tensor.*out\\[0\\]"):
+        numeric.estimate_llc(loss_fn, w, (x, y), **SHORT)
+    pick = (
+        (lambda out, t: F.cross_entropy(out[0], t))
+        if kind == "tuple"
+        else (lambda out, t: F.cross_entropy(out["logits"], t))
+    )
+    loss_fn, w = numeric.from_module(m, pick)
+    assert numeric.estimate_llc(loss_fn, w, (x, y), gamma=100.0, **SHORT).config.num_params == 15
+
+
+def test_a_sparse_embedding_is_told_to_use_dense_gradients():
+    g = torch.Generator().manual_seed(0)
+    tok = torch.randint(0, 5, (100, 3), generator=g)
+    y = (tok.sum(1, keepdim=True) / 5.0).float()
+    for sparse in (True, False):
+        torch.manual_seed(0)
+        m = nn.Sequential(nn.Embedding(5, 2, sparse=sparse), nn.Flatten(), nn.Linear(6, 1))
+        loss_fn, w = numeric.from_module(m, F.mse_loss)
+        if sparse:
+            with pytest.raises(InvalidInputError, match="sparse=False"):
+                numeric.estimate_llc(loss_fn, w, (tok, y), **SHORT)
+        else:
+            est = numeric.estimate_llc(loss_fn, w, (tok, y), gamma=100.0, **SHORT)
+            assert est.config.num_params == 17
+
+
+def test_nan_inputs_hidden_from_the_loss_value_are_named_by_the_gradient_check():
+    m, x, y = _classifier()
+    x = x.clone()
+    x[7, 2] = float("nan")
+
+    class Hide(nn.Module):
+        def forward(self, z: torch.Tensor) -> torch.Tensor:
+            return torch.nan_to_num(z)
+
+    loss_fn, w = numeric.from_module(nn.Sequential(m, Hide()), F.cross_entropy)
+    with pytest.raises(InvalidInputError, match=r"∇L_n\(w\*\) is not finite.*NaN or inf entries"):
+        numeric.estimate_llc(loss_fn, w, (x, y), **SHORT)
