@@ -100,7 +100,8 @@ def _check_nonnegative_faces(p: sp.Poly, poly: NewtonPolyhedron) -> None:
         pt = negative_point(kg, p.gens)
         if pt is not None:
             raise NotNonNegativeError(
-                f"K is not ≥ 0 near the origin: its face polynomial {kg} is negative at {pt}"
+                f"K is not ≥ 0 near the origin: its face polynomial {kg} is negative at "
+                + ", ".join(f"{v} = {x}" for v, x in pt.items())
             )
 
 
@@ -164,7 +165,9 @@ def newton_analysis(
     K ≥ 0 is the caller's claim. It is checked where it can be seen (a vertex term that is odd or
     negative, a face polynomial negative at a sample point raise :class:`NotNonNegativeError`), and
     in the exact case it is proven: each K_γ is then zero-free on every open orthant and positive at
-    a sample point there, so K ≍ Σ_vertices |w^a| ≥ 0 near the origin.
+    a sample point there, so K ≍ Σ_vertices |w^a| ≥ 0 near the origin. (Zero-freeness is decided
+    without assuming K ≥ 0: the shortcut that real zeros of K_γ are critical points is taken only
+    where K_γ ≥ 0 is itself proven, ``realzeros.certified_nonnegative``.)
     """
     variables = as_variables(variables)
     p = _as_poly(K, variables, "K")

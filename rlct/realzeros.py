@@ -13,8 +13,11 @@ Method, for polynomials g_1..g_s that are quasi-homogeneous for the weights of a
    zero). A zero: an exact univariate real-root count (Sturm), or a zero-dimensional system in shape
    position ⟨y_i − p_i(u), q(u)⟩ for a random linear form u, whose real solutions are the real roots
    of q; or a sign change of a single polynomial between two points of one open orthant.
-3. For a single non-negative polynomial, real zeros are critical points, so ∇g is added before the
-   zero-dimensional step. Positive-dimensional systems are sliced by rational hyperplanes y_1 = r
+3. For a single polynomial proven ≥ 0 (``certified_nonnegative``: even monomials with positive
+   coefficients, a positive semi-definite quadratic, or products of such and of even powers), real
+   zeros are critical points, so ∇g is added before the zero-dimensional step. K ≥ 0 is the
+   caller's claim, and a K_γ that is not proven ≥ 0 does not get this step: a K_γ negative on a
+   thin cone that sampling misses has regular zeros, and ∇g would hide them. Positive-dimensional systems are sliced by rational hyperplanes y_1 = r
    to look for a zero; when none is found the answer is None, never a guess.
 """
 
@@ -23,7 +26,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from fractions import Fraction
+from itertools import combinations
 
+import numpy as np
 import sympy as sp
 
 from .ranks import nullspace
@@ -129,7 +134,7 @@ def _decide(
     gb = sp.groebner([*polys, saturating], z, *ys, order="grevlex")
     if list(gb.exprs) == [1]:
         return False
-    if nonnegative and len(polys) == 1:
+    if nonnegative and len(polys) == 1 and certified_nonnegative(polys[0], ys):
         g = polys[0]
         polys = [g, *(sp.diff(g, y) for y in ys)]
         gb = sp.groebner([*polys, saturating], z, *ys, order="grevlex")
@@ -146,6 +151,39 @@ def _decide(
         if _decide(sliced, ys[1:], False, depth + 1) is True:
             return True
     return None
+
+
+def certified_nonnegative(g: sp.Expr, ys: Sequence[sp.Symbol]) -> bool:
+    """Whether g ≥ 0 on R^k is proven exactly: all monomials even with positive coefficients; a
+    quadratic whose homogenisation [[A, b/2], [bᵀ/2, c]] is positive semi-definite (every
+    principal minor ≥ 0); or c·Π p_i^(e_i) with c > 0 and every p_i of odd e_i so proven.
+    False means not proven, not negative."""
+    vs = [y for y in ys if sp.Poly(g, *ys).degree(y) > 0]
+    if not vs:
+        return bool(sp.sympify(g) >= 0)
+    if _positive_even(g, vs) or _psd_quadratic(g, vs):
+        return True
+    c, factors = sp.factor_list(g, *vs)
+    if len(factors) == 1 and factors[0][1] == 1:
+        return False  # irreducible, and neither test above holds
+    return bool(c > 0) and all(e % 2 == 0 or certified_nonnegative(f, vs) for f, e in factors)
+
+
+def _psd_quadratic(g: sp.Expr, ys: list[sp.Symbol]) -> bool:
+    """Whether g is a polynomial of degree ≤ 2 whose homogenisation is positive semi-definite."""
+    p = sp.Poly(g, *ys)
+    if p.total_degree() != 2 or len(ys) > 8:
+        return False
+    t = sp.Dummy("t")
+    form = sp.Poly(p.homogenize(t).as_expr(), *ys, t) if not p.is_homogeneous else p
+    gens = list(form.gens)
+    A = sp.hessian(form.as_expr(), gens) / 2
+    k = len(gens)
+    return all(
+        A.extract(list(rows), list(rows)).det() >= 0
+        for size in range(1, k + 1)
+        for rows in combinations(range(k), size)
+    )
 
 
 def _positive_even(g: sp.Expr, ys: list[sp.Symbol]) -> bool:
@@ -234,6 +272,8 @@ def negative_point(
     if _positive_even(g, vs):
         return None
     value = _evaluator(g, vs)
+    if (pt := _negative_direction(g, vs)) is not None and value(pt) < 0:
+        return dict(zip(vs, pt))
     rng = random.Random(2)
     for signs in _sign_assignments(len(vs)):
         for _ in range(samples):
@@ -241,6 +281,21 @@ def negative_point(
             if value(pt) < 0:
                 return dict(zip(vs, pt))
     return None
+
+
+def _negative_direction(g: sp.Expr, vs: list[sp.Symbol]) -> list[Fraction] | None:
+    """For a quadratic form g = xᵀAx: a rational approximation of A's eigenvector of least
+    eigenvalue when that is negative (the caller checks g < 0 there exactly), else None. It
+    finds the thin negative cones that random sampling misses."""
+    p = sp.Poly(g, *vs)
+    if not p.is_homogeneous or p.total_degree() != 2 or len(vs) > 64:
+        return None
+    a = np.array(sp.hessian(p.as_expr(), vs).evalf(), dtype=float) / 2
+    evals, evecs = np.linalg.eigh(a)
+    if not evals[0] < 0:
+        return None
+    v = evecs[:, 0] / np.abs(evecs[:, 0]).max()
+    return [Fraction(float(x)).limit_denominator(10**6) for x in v]
 
 
 def _evaluator(g: sp.Expr, variables: Sequence[sp.Symbol]):

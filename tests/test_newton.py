@@ -102,6 +102,49 @@ def test_undecided_condition_is_reported_not_guessed():
     assert r.upper == R(3, 8)
 
 
+# A quadratic form negative only on a thin cone around (3, 17, 29): K(3, 17, 29) = −1139/10⁶.
+_THIN = 1 - R(1, 10**6)
+_THIN_CONE = sp.expand(_THIN * (x**2 + y**2 + z**2) - (3 * x + 17 * y + 29 * z) ** 2 / 1139)
+
+
+def test_a_quadratic_face_negative_on_a_thin_cone_is_rejected_with_an_exact_point():
+    """Random sampling misses the cone; the form's least eigenvector finds it, and K there is
+    checked negative exactly. (Before: λ = 3/2 exact, with '[holds] K_γ has no zero'.)"""
+    with pytest.raises(NotNonNegativeError, match=r"negative at x = 3/29, y = 17/29, z = 1"):
+        rlct.from_polynomial(_THIN_CONE, (x, y, z))
+
+
+def test_a_face_not_proven_nonnegative_is_never_claimed_zero_free():
+    """K_γ = (thin-cone form)·(x² + y² + z²): negative on the cone, so it has regular real zeros
+    that ∇K_γ (added only where K_γ ≥ 0 is proven) would hide. The result is an error or
+    bounds, never an exact value resting on '[holds] K_γ has no zero'."""
+    K = sp.expand(_THIN_CONE * (x**2 + y**2 + z**2))
+    try:
+        r = rlct.from_polynomial(K, (x, y, z))
+    except NotNonNegativeError:
+        return
+    assert not r.exact
+
+
+@pytest.mark.parametrize(
+    ("g", "proven"),
+    [
+        ((x - y) ** 2, True),
+        (x**2 - 2 * x * y + y**2 + 1, True),  # (x − y)² + 1: its homogenisation is PSD
+        ((x - y) ** 2 * (x**2 + y**2), True),
+        (3 * (x * y - 1) ** 2 * (x**4 + y**2), True),
+        (x**2 - y**2, False),
+        (x * y, False),
+        (-((x - y) ** 2), False),
+        (x**4 + y**4 - x**2 * y**2, False),  # ≥ 0, but no certificate: not proven, not negative
+    ],
+)
+def test_certified_nonnegative(g, proven):
+    from rlct.realzeros import certified_nonnegative
+
+    assert certified_nonnegative(sp.expand(g), [x, y]) is proven
+
+
 def test_analysis_exposes_the_polyhedron():
     a = newton_analysis(x**4 + x**2 * y**2 + y**6, (x, y))
     assert a.distance == 2
