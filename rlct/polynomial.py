@@ -3,6 +3,8 @@
 Order of attempts (each step proves what it claims; a result is exact only if one of them is):
 
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
+   A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
+   rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
 2. Blocks on disjoint variables (:mod:`rlct.blocks`): K = K_1 + K_2 or K_1·K_2, each block
    solved by this same procedure.
 3. Two variables: the plane resolution (:mod:`rlct.plane`), always exact for K ∈ Q[x, y]: toric
@@ -30,6 +32,7 @@ from .errors import TooLargeError, UndecidedError
 from .expressions import as_variables
 from .newton import as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
+from .psd import quadratic_form_rlct
 from .result import RLCT, Condition
 
 __all__ = ["from_ideal", "from_polynomial"]
@@ -60,7 +63,12 @@ def from_polynomial(
     variables = as_variables(variables)
     poly = as_polynomial(K, variables, "K")
     h = prior_vector(prior_exponents, len(variables), "prior_exponents")
-    newton = newton_step(poly, h).result
+    try:
+        newton = newton_step(poly, h).result
+    except TooLargeError:
+        if (form := quadratic_form_rlct(poly, h)) is not None:
+            return form  # Σ x_i² in many variables: too many faces, one rank
+        raise
     return newton if newton.exact else _solve(poly, h, _Budget(), newton)
 
 
@@ -86,7 +94,10 @@ def from_ideal(
 
 
 def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
-    """Steps 2–4 for K whose Newton result ``newton`` is not exact."""
+    """Steps 2–4 for K whose Newton result ``newton`` is not exact (a PSD quadratic form
+    first: its rank is λ's, ``rlct.psd``)."""
+    if (form := quadratic_form_rlct(K, h)) is not None:
+        return form
     split = _split(K, h, budget)
     if split is not None:
         return split

@@ -26,11 +26,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from fractions import Fraction
-from itertools import combinations
 
 import numpy as np
 import sympy as sp
 
+from .psd import form_matrix, psd_rank
 from .ranks import nullspace
 
 __all__ = ["has_real_torus_zero", "torus_reduction"]
@@ -170,20 +170,12 @@ def certified_nonnegative(g: sp.Expr, ys: Sequence[sp.Symbol]) -> bool:
 
 
 def _psd_quadratic(g: sp.Expr, ys: list[sp.Symbol]) -> bool:
-    """Whether g is a polynomial of degree ≤ 2 whose homogenisation is positive semi-definite."""
+    """Whether g is a polynomial of degree 2 whose homogenisation is positive semi-definite."""
     p = sp.Poly(g, *ys)
-    if p.total_degree() != 2 or len(ys) > 8:
+    if p.total_degree() != 2:
         return False
-    t = sp.Dummy("t")
-    form = sp.Poly(p.homogenize(t).as_expr(), *ys, t) if not p.is_homogeneous else p
-    gens = list(form.gens)
-    A = sp.hessian(form.as_expr(), gens) / 2
-    k = len(gens)
-    return all(
-        A.extract(list(rows), list(rows)).det() >= 0
-        for size in range(1, k + 1)
-        for rows in combinations(range(k), size)
-    )
+    a = form_matrix(p if p.is_homogeneous else p.homogenize(sp.Dummy("t")))
+    return a is not None and psd_rank(a) is not None
 
 
 def _positive_even(g: sp.Expr, ys: list[sp.Symbol]) -> bool:
