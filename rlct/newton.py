@@ -49,7 +49,9 @@ class NewtonAnalysis:
     result: RLCT
 
 
-def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly:
+def _as_poly(
+    expr: object, variables: Sequence[sp.Symbol], what: str, *, zero_ok: bool = False
+) -> sp.Poly:
     e = as_expression(expr, what, variables)
     if e.has(sp.Float):
         raise NotPolynomialError(
@@ -68,6 +70,8 @@ def _as_poly(expr: object, variables: Sequence[sp.Symbol], what: str) -> sp.Poly
     if p.domain not in (sp.ZZ, sp.QQ):
         raise NotPolynomialError(f"{what} must have rational coefficients, got domain {p.domain}")
     if p.is_zero:
+        if zero_ok:
+            return p
         raise NotNonNegativeError(f"{what} is identically zero: it has no RLCT (λ would be +∞)")
     if p.coeff_monomial(1) != 0:
         raise NotNonNegativeError(
@@ -227,10 +231,9 @@ def as_generators(generators: Sequence[object], variables: Sequence[sp.Symbol]) 
         raise NotPolynomialError("an ideal needs at least one generator")
     polys = []
     for i, f in enumerate(gens):
-        e = as_expression(f, f"f_{i + 1}", variables)
-        if e == 0:
-            continue  # the zero generator adds nothing to the ideal
-        polys.append(_as_poly(e, variables, f"f_{i + 1}"))
+        p = _as_poly(f, variables, f"f_{i + 1}", zero_ok=True)
+        if not p.is_zero:  # a zero generator (also one that expands to 0) adds nothing
+            polys.append(p)
     if not polys:
         raise NotNonNegativeError("every generator is zero: K ≡ 0 has no RLCT")
     return polys

@@ -256,3 +256,12 @@ def test_monomial_ideal_matches_its_sum_of_squares(monos):
     b = rlct.from_polynomial(sum(g**2 for g in gens), syms[:3])
     assert a.exact and b.exact
     assert (a.lam, a.mult) == (b.lam, b.mult)
+
+
+def test_a_generator_that_expands_to_zero_is_skipped_like_a_written_zero():
+    zero = (x + 1) ** 2 - x**2 - 2 * x - 1  # not structurally 0
+    a = rlct.from_ideal([x, zero], [x])
+    b = rlct.from_ideal([x, sp.Integer(0)], [x])
+    assert (a.exact, a.lam, a.mult) == (b.exact, b.lam, b.mult) == (True, R(1, 2), 1)
+    with pytest.raises(NotNonNegativeError, match="every generator is zero"):
+        rlct.from_ideal([zero], [x])
