@@ -9,6 +9,7 @@ batch size. Nothing here draws from the run's generator.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -197,7 +198,7 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
         )
     idx = torch.arange(min(model.n, 16), device=w_star.device)
     try:
-        out = model.f(w_star, take(model.data, idx))
+        out = _first_call(model, w_star, idx)
     except InvalidInputError:
         raise
     except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -258,6 +259,25 @@ def _hint(exc: BaseException) -> str:
         "Check that the parameter shapes match the model and that data is a tuple of tensors "
         "whose first axis indexes samples"
     )
+
+
+def _first_call(model: DataModel, w_star: Tensor, idx: Tensor) -> Tensor:
+    """L(w*, first samples); torch's warning that a loss broadcast the output against a target
+    of another shape (mse_loss on [B, 1] against [B]: a [B, B] loss) is an error, since λ̂ of
+    that loss reads as a point that is not a minimum. Other warnings pass on as they came."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = model.f(w_star, take(model.data, idx))
+    for w in caught:
+        text = str(w.message)
+        if "target size" in text and "different to the input size" in text:
+            raise InvalidInputError(
+                f"the loss compares the model's output with a target of another shape, which "
+                f"torch broadcasts (every output against every target): {text} Give the targets "
+                "the output's shape (e.g. y[:, None] or out.squeeze(-1) in the loss)"
+            )
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return out
 
 
 def _full_grad(model: DataModel, w_star: Tensor) -> tuple[Tensor, Tensor]:

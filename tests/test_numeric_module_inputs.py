@@ -302,3 +302,14 @@ def test_nan_inputs_hidden_from_the_loss_value_are_named_by_the_gradient_check()
     loss_fn, w = numeric.from_module(nn.Sequential(m, Hide()), F.cross_entropy)
     with pytest.raises(InvalidInputError, match=r"∇L_n\(w\*\) is not finite.*NaN or inf entries"):
         numeric.estimate_llc(loss_fn, w, (x, y), **SHORT)
+
+
+def test_a_target_of_another_shape_than_the_output_is_named_not_broadcast():
+    """mse_loss of a [B, 1] output against [B] targets is a [B, B] comparison: before, λ̂ = −16.6
+    with 'w* is not a local minimum ... train further'; now the shapes are named."""
+    m, (x, y) = _fine_tuned()
+    loss_fn, w = numeric.from_module(m, F.mse_loss)
+    with pytest.raises(InvalidInputError, match=r"target of another shape.*torch.Size\(\[16\]\)"):
+        numeric.estimate_llc(loss_fn, w, (x, y[:, 0]), **SHORT)
+    est = numeric.estimate_llc(loss_fn, w, (x, y), gamma=100.0, **SHORT)
+    assert est.config.num_params == 9
