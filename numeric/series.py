@@ -295,6 +295,7 @@ def _parameter_names(
     for n in names:
         if n in canonical:
             holder.setdefault(canonical[n], n)
+    _require_running_statistics(module, names, label)
     missing = [n for n in dict.fromkeys(canonical.values()) if n not in holder]
     if missing:
         raise InvalidInputError(
@@ -334,3 +335,27 @@ def _check_aliases(cps: tuple[Checkpoint, ...], aliases: Mapping[str, str]) -> N
 def _placed(v: Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:
     """A copy of ``v`` on ``device``, floating-point in ``dtype`` (the run's)."""
     return v.detach().to(device, dtype if v.is_floating_point() else v.dtype, copy=True)
+
+
+def _require_running_statistics(
+    module: torch.nn.Module, names: tuple[str, ...], label: str
+) -> None:
+    """Checkpoints of a module with running statistics (batch norm, tracking instance norm) hold
+    them: those change with training, and the module's current ones (of its last state, not of
+    the checkpoint) would be used silently with each checkpoint's weights."""
+    norms = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.instancenorm._InstanceNorm)
+    held = set(names)
+    lacking = [
+        f"{prefix}.{b}" if prefix else b
+        for prefix, m in module.named_modules()
+        if isinstance(m, norms) and m.track_running_stats
+        for b in ("running_mean", "running_var")
+        if (f"{prefix}.{b}" if prefix else b) not in held
+    ]
+    if lacking:
+        raise InvalidInputError(
+            f"checkpoint {label!r} lacks the module's running statistics {lacking[:8]}, which "
+            "change with training: each checkpoint's weights would be evaluated with the module's "
+            "current statistics, not the checkpoint's. Record state_dict() (CheckpointRecorder "
+            "does), or add the statistics to each checkpoint yourself"
+        )
