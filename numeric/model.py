@@ -9,7 +9,6 @@ batch size. Nothing here draws from the run's generator.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,15 +21,21 @@ from numeric._params import ParamSpec, flatten_params
 from numeric.data import data_len, non_finite_parts, signature, take, to_device
 from numeric.data_input import as_data
 from numeric.errors import InvalidInputError
+from numeric.loss_checks import check_loss, full_grad_at_w_star
 from numeric.memory import require_memory
 from numeric.module_loss import ModuleLoss, check_module_params
 from numeric.options import LLCOptions, default_nbeta
 from numeric.precondition import dense_hessian, difference_hessian
-from numeric.torch_limits import raise_if_limitation
 
 LossFn = Callable[[dict[str, Tensor], Any], Tensor]
 HESSIAN_SAMPLES = 16384  # at most this many samples (a fixed random subset) for H at w*
 HESSIAN_CHUNK = 2048
+# the Hessian-vector products times samples that H at w* may take: the dense Hessian (D products)
+# uses at most max(HESSIAN_CHUNK, HESSIAN_WORK // D) samples, Lanczos (≤ 256) all 16384
+HESSIAN_WORK = 2**22
+# Hessian-vector products times samples in one vmapped call: bounds the dense Hessian's memory
+# (64 products over 2,048 images of a small CNN held 3.7 GB; 8 of them 0.9 GB, the same bits)
+HVP_BATCH_SAMPLES = 2**14
 # copies of the chains' state a step holds at once (position, noise, gradients, drift, the
 # pre-drawn normals of kernel.UNROLL steps, anchors): the memory check's working set
 STATE_COPIES = 16
@@ -163,10 +168,12 @@ def _difference_hvp(grad: Callable[[Tensor], Tensor], w: Tensor) -> Callable[[Te
     return hvp
 
 
-def hessian_subset(n: int, seed: int, device: torch.device) -> Tensor:
-    """The samples H(w*) is computed on: all n up to ``HESSIAN_SAMPLES``, else that many drawn
-    without replacement by a generator seeded ``seed`` (not the run's stream), in order."""
-    m = min(n, HESSIAN_SAMPLES)
+def hessian_subset(n: int, seed: int, device: torch.device, hvps: int = 256) -> Tensor:
+    """The samples H(w*) is computed on, by ``hvps`` Hessian-vector products: all n up to
+    m = min(``HESSIAN_SAMPLES``, max(``HESSIAN_CHUNK``, ``HESSIAN_WORK``/hvps)), else m drawn
+    without replacement by a generator seeded ``seed`` (not the run's stream), in order (a
+    smaller m takes a prefix of the same draw)."""
+    m = min(n, HESSIAN_SAMPLES, max(HESSIAN_CHUNK, HESSIAN_WORK // max(hvps, 1)))
     if m < n:
         g = torch.Generator().manual_seed(seed)
         return torch.randperm(n, generator=g)[:m].sort().values.to(device)
@@ -176,123 +183,23 @@ def hessian_subset(n: int, seed: int, device: torch.device) -> Tensor:
 def full_data_hessian(
     model: DataModel, w_star: Tensor, seed: int, *, difference: bool = False
 ) -> Tensor:
-    """∇²L_n(w*) [D, D] on at most ``HESSIAN_SAMPLES`` samples, chunk by chunk: by double
-    backward, or (``difference``) by central differences of the gradient."""
-    idx = hessian_subset(model.n, seed, w_star.device)
+    """∇²L_n(w*) [D, D] on the samples of ``hessian_subset`` for D products, chunk by chunk: by
+    double backward (at most ``HVP_BATCH_SAMPLES`` products × samples vmapped at once), or
+    (``difference``) by central differences of the gradient."""
+    d = w_star.numel()
+    idx = hessian_subset(model.n, seed, w_star.device, hvps=d)
     m = idx.numel()
-    total = w_star.new_zeros(w_star.numel(), w_star.numel())
+    total = w_star.new_zeros(d, d)
     for s in range(0, m, HESSIAN_CHUNK):
         part = take(model.data, idx[s : s + HESSIAN_CHUNK])
         size = min(m, s + HESSIAN_CHUNK) - s
-        hess = difference_hessian if difference else dense_hessian
-        total += hess(lambda w, b=part: model.f(w, b), w_star) * (size / m)
+        f = lambda w, b=part: model.f(w, b)  # noqa: E731
+        if difference:
+            total += difference_hessian(f, w_star) * (size / m)
+        else:
+            block = min(64, max(8, HVP_BATCH_SAMPLES // size))
+            total += dense_hessian(f, w_star, block) * (size / m)
     return total
-
-
-def check_loss(model: DataModel, w_star: Tensor) -> None:
-    """Call the loss once on a small batch, and once as the steps do (vmapped over two chains,
-    with its gradient), turning shape errors and untraceable code into clear messages."""
-    if not callable(model.loss_fn):
-        raise InvalidInputError(
-            f"loss_fn must be a function (params, batch) -> mean loss, got {model.loss_fn!r}"
-        )
-    idx = torch.arange(min(model.n, 16), device=w_star.device)
-    try:
-        out = _first_call(model, w_star, idx)
-    except InvalidInputError:
-        raise
-    except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise_if_limitation(exc)
-        raise InvalidInputError(
-            f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. {_hint(exc)}"
-        ) from exc
-    if not isinstance(out, Tensor) or out.dim() != 0:
-        shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-        raise InvalidInputError(f"loss_fn must return the mean loss (a scalar), got {shape}")
-    check_mean_and_deterministic(model, w_star, idx, out)
-    idx = idx[:2]
-    try:
-        with torch.enable_grad():
-            ww = w_star.detach().expand(2, -1).clone().requires_grad_(True)
-            losses = model.per_chain(ww, take(model.data, idx.expand(2, -1)))
-            if losses.requires_grad:
-                torch.autograd.grad(losses.sum(), ww)
-    except (RuntimeError, TypeError, ValueError) as exc:
-        raise_if_limitation(exc)
-        raise InvalidInputError(
-            "loss_fn must be traceable by torch.func.vmap with gradients (the chains are one "
-            "batch): no .item() or .numpy(), no Python if/while on tensor values, no in-place "
-            f"updates of params or batch. It failed as the steps call it: {exc}"
-            + (f". {_SPARSE}" if "sparse" in str(exc) else "")
-        ) from exc
-    if not losses.requires_grad:
-        raise InvalidInputError(
-            f"loss_fn's value ({float(out):.6g} at w*) does not depend on the parameters: no "
-            "gradient flows from params to it (a loss built from constants, or from params "
-            "taken through .detach(), .data or torch.no_grad()), so there is nothing to sample"
-        )
-
-
-_SPARSE = (
-    "A layer with sparse gradients (nn.Embedding or nn.EmbeddingBag with sparse=True) does not "
-    "run under torch.func: build it with sparse=False (the values are the same)"
-)
-
-
-def _hint(exc: BaseException) -> str:
-    """What to check where the loss failed on samples of the data with ``exc``."""
-    text = str(exc)
-    if isinstance(exc, IndexError) and "out of bounds" in text:
-        return (
-            "A target is outside the range the loss accepts: cross-entropy's class labels must "
-            "lie in [0, C) for a model with C outputs (or equal its ignore_index)"
-        )
-    for kind in ("tuple", "dict", "list"):
-        if f"not {kind}" in text or f"'{kind}' object has no attribute" in text:
-            return (
-                f"The module returns a {kind}, not a tensor: give from_module a loss that picks "
-                "the output, e.g. lambda out, y: F.cross_entropy(out[0], y) (or out['logits'])"
-            )
-    if "sparse" in text:
-        return _SPARSE
-    return (
-        "Check that the parameter shapes match the model and that data is a tuple of tensors "
-        "whose first axis indexes samples"
-    )
-
-
-def _first_call(model: DataModel, w_star: Tensor, idx: Tensor) -> Tensor:
-    """L(w*, first samples); torch's warning that a loss broadcast the output against a target
-    of another shape (mse_loss on [B, 1] against [B]: a [B, B] loss) is an error, since λ̂ of
-    that loss reads as a point that is not a minimum. Other warnings pass on as they came."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = model.f(w_star, take(model.data, idx))
-    for w in caught:
-        text = str(w.message)
-        if "target size" in text and "different to the input size" in text:
-            raise InvalidInputError(
-                f"the loss compares the model's output with a target of another shape, which "
-                f"torch broadcasts (every output against every target): {text} Give the targets "
-                "the output's shape (e.g. y[:, None] or out.squeeze(-1) in the loss)"
-            )
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return out
-
-
-def _full_grad(model: DataModel, w_star: Tensor) -> tuple[Tensor, Tensor]:
-    """(L_n(w*), ∇L_n(w*)); the loss failing on some sample after the first 16 (which
-    ``check_loss`` tried) is an ``InvalidInputError`` naming what to check."""
-    try:
-        return model.full_grad(w_star)
-    except InvalidInputError:
-        raise
-    except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise_if_limitation(exc)
-        raise InvalidInputError(
-            f"loss_fn(params, batch) failed on the full data at w*, though it ran on the first "
-            f"{min(model.n, 16)} samples, so some later sample differs: {exc}. {_hint(exc)}"
-        ) from exc
 
 
 def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
@@ -301,31 +208,6 @@ def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn
     one: ``with_fixed_state_on``); other losses as given."""
     cast = getattr(loss_fn, "with_fixed_state_on", None)
     return cast(device, dtype) if callable(cast) else loss_fn
-
-
-def check_mean_and_deterministic(model: DataModel, w: Tensor, idx: Tensor, out: Tensor) -> None:
-    """L(w, b) is a function of w and b (a second call gives the same value), and a mean over
-    the batch, not a sum (b taken twice over gives L(w, b), not 2·L(w, b)). Tolerance: 10³
-    machine epsilons of |L|, which summation order and GPU atomics stay well inside."""
-    a = float(out)
-    if not math.isfinite(a):
-        return  # the full-data check names the non-finite data
-    with torch.no_grad():
-        again = float(model.f(w, take(model.data, idx)))
-        doubled = float(model.f(w, take(model.data, torch.cat([idx, idx]))))
-    tol = 1e3 * torch.finfo(w.dtype).eps * max(abs(a), abs(again), abs(doubled))
-    if abs(again - a) > tol:
-        raise InvalidInputError(
-            f"loss_fn is random: two calls on the same batch at w* gave {a:.6g} and {again:.6g}. "
-            "The estimator needs L(w, batch) to depend on w and the batch only: put a module in "
-            "eval mode (dropout off), or draw any noise inside loss_fn from a fixed generator"
-        )
-    if a != 0 and abs(doubled - 2 * a) <= tol and abs(doubled - a) > tol:
-        raise InvalidInputError(
-            f"loss_fn returns the sum over the batch, not the mean: {a:.6g} on {len(idx)} "
-            f"samples, {doubled:.6g} on the same samples twice over. nβ·L_n needs the mean loss "
-            "(e.g. reduction='mean')"
-        )
 
 
 @dataclass(frozen=True)
@@ -376,7 +258,7 @@ def setup_problem(
         )
     model = DataModel(loss_fn, spec, data, n, bsz)
     check_loss(model, w_star)
-    init_loss_t, g_star = _full_grad(model, w_star)
+    init_loss_t, g_star = full_grad_at_w_star(model, w_star)
     init_loss = float(init_loss_t)
     if not math.isfinite(init_loss):
         bad = non_finite_parts(data)

@@ -1,7 +1,8 @@
 r"""Everything ``estimate_llc`` decides before its first step (pure: no draws from the run's
 generator). The rules, each recorded in ``LLCEstimate.config``:
 
-* **Hessian at w*** H = ∇²L_n(w*), on at most 16384 samples (``model.full_data_hessian``):
+* **Hessian at w*** H = ∇²L_n(w*), on at most 16384 samples, and for the dense Hessian at most
+  max(2048, 2²²/D) (``model.hessian_subset``, ``model.full_data_hessian``):
   dense (D blocks of Hessian-vector products, eigen-decomposed: ``numeric.precondition``) when
   D ≤ 2048; above that its extreme spectrum by deflated Lanczos (``numeric.spectrum``: rounds of
   32 Hessian-vector products, at most 256, the converged relevant eigenpairs of each round locked

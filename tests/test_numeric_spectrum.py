@@ -177,3 +177,39 @@ def test_momentum_where_the_step_outpaces_the_slowest_direction() -> None:
     lin = numeric.GaussianLinear(x, x @ torch.tensor([1.0, -2.0, 0.5], dtype=DT))
     est = numeric.estimate_llc(lin.loss_fn, {"w": lin.minimiser()}, lin.data, seed=0)
     assert est.config.integrator == "lm"
+
+
+def test_the_dense_hessian_takes_samples_in_proportion_to_its_products(monkeypatch) -> None:
+    """D products on at most max(2048, 2²²/D) samples (a prefix of the same seeded draw as the
+    Lanczos path's 16384), each vmapped call at most 2¹⁴ products × samples: on least squares
+    with D = 400 and n = 20,000, H = XᵀX/m over exactly those m = 10,485 samples."""
+    from numeric import model as model_module
+    from numeric.model import HESSIAN_WORK, hessian_subset
+
+    cpu = torch.device("cpu")
+    big, small = hessian_subset(20_000, 3, cpu), hessian_subset(20_000, 3, cpu, hvps=400)
+    assert big.numel() == 16384 and small.numel() == HESSIAN_WORK // 400 == 10485
+    assert set(small.tolist()) <= set(big.tolist())
+    assert hessian_subset(1500, 3, cpu, hvps=2048).numel() == 1500  # n below 2048: all of them
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(20_000, 400, generator=g, dtype=DT)
+    y = x @ torch.randn(400, generator=g, dtype=DT)
+
+    def loss_fn(p, b):
+        return 0.5 * ((b[0] @ p["w"] - b[1]) ** 2).mean()
+
+    w = torch.linalg.lstsq(x, y).solution
+    opts = LLCOptions(num_chains=1, seed=3)
+    prob = setup_problem(loss_fn, {"w": w}, (x, y), opts)
+    blocks = []
+    dense = model_module.dense_hessian
+
+    def recording(f, w, block=64):
+        blocks.append(block)
+        return dense(f, w, block)
+
+    monkeypatch.setattr(model_module, "dense_hessian", recording)
+    h = full_data_hessian(prob.model, prob.w_star, 3)
+    xs = x[small]
+    torch.testing.assert_close(h, xs.T @ xs / xs.shape[0], rtol=1e-10, atol=1e-12)
+    assert blocks == [8] * 5 + [64]  # 2¹⁴ // 2048 per full chunk; the last has 245 samples
