@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
+from .factor import factor_list
 from .psd import form_matrix, psd_rank
 from .ranks import nullspace
 
@@ -155,15 +156,15 @@ def _decide(
 
 def certified_nonnegative(g: sp.Expr, ys: Sequence[sp.Symbol]) -> bool:
     """Whether g ≥ 0 on R^k is proven exactly: all monomials even with positive coefficients; a
-    quadratic whose homogenisation [[A, b/2], [bᵀ/2, c]] is positive semi-definite (every
-    principal minor ≥ 0); or c·Π p_i^(e_i) with c > 0 and every p_i of odd e_i so proven.
+    quadratic whose homogenisation [[A, b/2], [bᵀ/2, c]] is positive semi-definite
+    (``psd.psd_rank``); or c·Π p_i^(e_i) with c > 0 and every p_i of odd e_i so proven.
     False means not proven, not negative."""
     vs = [y for y in ys if sp.Poly(g, *ys).degree(y) > 0]
     if not vs:
         return bool(sp.sympify(g) >= 0)
     if _positive_even(g, vs) or _psd_quadratic(g, vs):
         return True
-    c, factors = sp.factor_list(g, *vs)
+    c, factors = factor_list(sp.Poly(g, *vs))
     if len(factors) == 1 and factors[0][1] == 1:
         return False  # irreducible, and neither test above holds
     return bool(c > 0) and all(e % 2 == 0 or certified_nonnegative(f, vs) for f, e in factors)

@@ -108,3 +108,49 @@ def test_an_indefinite_form_is_rejected():
     x, y, z = sp.symbols("x y z")
     with pytest.raises(NotNonNegativeError):
         rlct.from_polynomial(x**2 + y**2 - 3 * x * y + z**2, (x, y, z))
+
+
+def test_flint_factorisations_have_sympys_contract():
+    """rlct.factor (FLINT) against the product it must equal, on random products of powers in
+    three variables: c·Π f_i^(e_i) = K with primitive integer f_i; sqf parts square-free and
+    pairwise coprime; the factors irreducible where sympy can tell (one factor of exponent 1)."""
+    import random
+
+    from rlct.factor import factor_list, sqf_list
+
+    x, y, z = sp.symbols("x y z")
+    rng = random.Random(0)
+
+    def rnd():
+        return sum(
+            rng.randint(-3, 3)
+            * x ** rng.randint(0, 3)
+            * y ** rng.randint(0, 3)
+            * z ** rng.randint(0, 2)
+            for _ in range(3)
+        )
+
+    checked = 0
+    for _ in range(40):
+        K = sp.expand(R(rng.randint(1, 5), rng.randint(1, 4)) * rnd() ** rng.randint(1, 3) * rnd())
+        if K == 0 or K.is_number:
+            continue
+        p = sp.Poly(K, x, y, z)
+        for c, fs in (factor_list(p), sqf_list(p)):
+            assert sp.expand(c * sp.Mul(*(f.as_expr() ** e for f, e in fs)) - K) == 0
+            assert all(f.domain == sp.ZZ and f.primitive()[0] == 1 for f, _ in fs)
+        for f, _ in factor_list(p)[1]:
+            assert len(f.factor_list()[1]) == 1 and f.factor_list()[1][0][1] == 1
+        parts = [f.as_expr() for f, _ in sqf_list(p)[1]]
+        for i, f in enumerate(parts):
+            assert all(sp.gcd(f, sp.diff(f, v)).is_number for v in (x, y, z) if sp.degree(f, v) > 0)
+            assert all(sp.gcd(f, g).is_number for g in parts[i + 1 :])
+        checked += 1
+    assert checked >= 30
+
+
+def test_a_high_power_of_a_line_is_resolved_quickly():
+    """(x − y)^400 (λ = 1/400, m = 1): sympy's sqf_list and factor_list took minutes here."""
+    x, y = sp.symbols("x y")
+    r = rlct.from_polynomial(sp.expand((x - y) ** 400), (x, y))
+    assert (r.exact, r.lam, r.mult) == (True, R(1, 400), 1)
