@@ -200,6 +200,45 @@ def test_huge_sizes_fail_before_allocating(call: Callable[[], object]):
     assert peak < 10 * 2**20  # 10 MiB
 
 
+def test_oversized_arrays_are_refused_from_their_shapes():
+    """The size check reads the shapes of array inputs before any entry is converted: a 10⁴ × 10⁴
+    W took 9 s and 4 GB to refuse, a 10⁷-row X 71 s, and check_theorems computed for 75 s before
+    refusing the biased Jacobian of 800,000 samples (G.1/G.2)."""
+    big_w, big_v = np.zeros((10**4, 10**4)), np.zeros((1, 10**4))  # untouched pages
+    long_x, tall_x = np.zeros((10**7, 2)), np.zeros((800_000, 1))
+    calls = (
+        lambda: q.jacobian_rank(big_w, big_v),
+        lambda: q.llc(big_w, [[1.0] * 10**4]),
+        lambda: q.generic_rank(2, 1, 1, long_x),
+        lambda: q.check_theorems(1, 1, 2, tall_x),
+    )
+    for call in calls:
+        tracemalloc.start()
+        try:
+            with deadline(20), pytest.raises(rlct.TooLargeError, match="would need"):
+                call()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 10 * 2**20  # 10 MiB
+
+
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).nmant < 61, reason="long double is no wider than 2⁻⁶⁰ here"
+)
+def test_long_doubles_are_taken_at_their_exact_value():
+    """1 + 2⁻⁶⁰ in long double is not 1: the neuron is not repeated, rank 3 and λ = 3/2 exact,
+    as the exact point gives (it was rounded to float64: rank 2, bounds)."""
+    from fractions import Fraction
+
+    e = np.longdouble(2) ** -60
+    W = np.array([[1, 1], [1, 1 + e]], dtype=np.longdouble)
+    exact = [[1, 1], [1, 1 + Fraction(1, 2**60)]]
+    assert q.jacobian_rank(W, [[1, 1]]) == q.jacobian_rank(exact, [[1, 1]]) == 3
+    r = q.llc(W, [[1, 1]])
+    assert (r.exact, r.lam) == (True, sp.Rational(3, 2))
+
+
 def test_the_size_messages_say_what_would_be_needed():
     with pytest.raises(rlct.TooLargeError, match=r"p = 800.*640,000 × 1,600.*GiB"):
         q.modular_addition_data(800)

@@ -99,7 +99,11 @@ def check_theorems(
     """
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
     seed = count(seed, "seed", 0)
-    check_jacobian_size(d, p, K, None, p == 1)  # the largest Jacobian: with biases when p = 1
+    # the largest Jacobian: with biases when p = 1, and with the data's n samples when given
+    n = len(X) if X is not None and hasattr(X, "__len__") else None  # type: ignore[arg-type]
+    check_jacobian_size(d, p, K, None, p == 1)
+    if n:
+        check_jacobian_size(d, p, K, n, p == 1)
     rng = np.random.default_rng(seed)
     W, V = _draw(rng, (d, K)), _draw(rng, (p, K))
     Xa = parse_point(W, V, X, centered).X if X is not None else None

@@ -74,6 +74,8 @@ def generic_rank_certificate(
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
     seed = count(seed, "seed", 0)
     centered, bias = flag(centered, "centered"), flag(bias, "bias")
+    if X is not None and hasattr(X, "__len__"):  # before X's entries are converted
+        check_jacobian_size(d, p, K, len(X), bias)  # type: ignore[arg-type]
     Xa = parse_data(X, d, centered)
     check_jacobian_size(d, p, K, None if Xa is None else Xa.shape[0], bias)
     u = shape_bound(d, p, K, Xa, centered, bias)

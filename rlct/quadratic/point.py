@@ -53,10 +53,9 @@ def exact_entry(x: object, where: str) -> Fraction:
     if isinstance(x, (Integral, np.integer)):
         return Fraction(int(x))
     if isinstance(x, (float, np.floating)):
-        xf = float(x)
-        if not math.isfinite(xf):
-            raise NonFiniteError(f"{where} = {xf!r} is not finite")
-        return Fraction(xf)
+        if not math.isfinite(x):
+            raise NonFiniteError(f"{where} = {x!r} is not finite")
+        return Fraction(*x.as_integer_ratio())  # exact at any width (long double included)
     if isinstance(x, flint.fmpz):
         return Fraction(int(x))
     if isinstance(x, flint.fmpq):
@@ -143,6 +142,7 @@ def parse_point(
 ) -> Point:
     """Validate shapes and convert every entry exactly (see the module docstring). Shapes and the
     Jacobian's size are checked before any entry is converted."""
+    early_size_check(W, V, X, b is not None)
     Wa = object_array(W, "W")
     if Wa.ndim != 2 or 0 in Wa.shape:
         raise InvalidShapeError(f"W must be a non-empty d × K matrix, got shape {Wa.shape}")
@@ -181,6 +181,25 @@ def parse_point(
     X_ = None if Xa is None else exact_array(Xa, "X")
     b_ = None if ba is None else exact_array(ba, "b")
     return Point(W_, V_, X_, b_, centered)
+
+
+def early_size_check(W: object, V: object, X: object, bias: bool) -> None:
+    """``check_jacobian_size`` from what the inputs' shapes say without converting them (numpy
+    arrays; a list's length): an oversized W or X is refused before object arrays of its entries
+    are built (a 10⁴ × 10⁴ W took 9 s and 4 GB to refuse). p is taken as 1 where V is not an
+    array, a lower bound, so nothing is refused here that fits; the full check follows."""
+    sw = np.shape(W) if isinstance(W, np.ndarray) else None
+    if sw is None or len(sw) != 2:
+        return
+    sv = np.shape(V) if isinstance(V, np.ndarray) else ()
+    p = sv[0] if len(sv) == 2 else 1
+    n = None
+    if X is not None:
+        try:
+            n = len(X)  # type: ignore[arg-type]
+        except TypeError:
+            return
+    check_jacobian_size(sw[0], max(p, 1), sw[1], n, bias)
 
 
 def jacobian_shape(d: int, p: int, K: int, n: int | None, bias: bool) -> tuple[int, int]:
