@@ -301,3 +301,14 @@ def test_one_bad_entry_in_a_quadratic_point(d, K, data, entry):
         error = (rlct.InvalidTypeError, rlct.InvalidShapeError)  # [1] makes W ragged
     with pytest.raises(error, match=r"^W"):
         q.jacobian_rank(W, np.ones((1, K), dtype=int))
+
+
+def test_float_points_say_they_are_read_at_their_binary_values():
+    """0.3 = 3·0.1 in decimals, not in binary: the repeated neuron the user may mean is not one,
+    and the result says how the floats were read; the same point in integers does not."""
+    with_floats = q.llc([[0.1, 0.3], [0.7, 2.1]], [[1, 1]])
+    exact = q.llc([[1, 3], [7, 21]], [[1, 1]])
+    note = "exact binary values"
+    assert any(note in c.statement and c.status for c in with_floats.conditions)
+    assert not any(note in c.statement for c in exact.conditions)
+    assert with_floats.exact and not exact.exact  # rank 3 in binary, 2 in the decimals meant

@@ -9,7 +9,7 @@ from ..ranks import TARGET_FAILURE
 from ..result import RLCT, Condition
 from .generic import generic_rank_certificate
 from .jacobians import fibre_dimension, num_parameters, rank_at
-from .point import parse_point
+from .point import has_float_entries, parse_point
 
 __all__ = ["llc"]
 
@@ -52,6 +52,7 @@ def llc(
     statement gives δ; with ``False`` it is recorded as undecided and the result is not exact.
     """
     pt = parse_point(W, V, X, centered, b)
+    floats = _float_note(W, V, X, b)
     seed = count(seed, "seed", 0)
     allow_probabilistic = flag(allow_probabilistic, "allow_probabilistic")
     r = rank_at(pt)
@@ -61,8 +62,9 @@ def llc(
     shape = f"d={pt.d}, p={pt.p}, K={pt.K}" + (", biases" if pt.bias else "")
     if pt.X is None:
         loss = Condition(
-            "K(θ) ≍ ‖Φ(θ) − Φ(θ*)‖² near θ* (data-free model: squared loss, realizable at θ*, "
-            "positive-definite Fisher information in the identifiable coordinates)",
+            "K(θ) ≍ ‖Φ(θ) − Φ(θ*)‖² near θ* (the data-free model, by definition: squared loss, "
+            "realizable at θ*, positive-definite Fisher information in the identifiable "
+            "coordinates)",
             True,
         )
     else:
@@ -86,7 +88,7 @@ def llc(
             lower,
             1,
             "quadratic network: rank J(θ*)/2 = (N − k)/2, the two proven bounds meet",
-            (loss, low_c, up_c),
+            (loss, *floats, low_c, up_c),
         )
     cert = generic_rank_certificate(pt.d, pt.p, pt.K, pt.X, pt.centered, seed, bias=pt.bias)
     if r < cert.rank:
@@ -108,12 +110,27 @@ def llc(
             lower,
             1,
             "quadratic network: constant-rank theorem, λ = rank J(θ*)/2 at a point of maximal rank",
-            (loss, gen_c),
+            (loss, *floats, gen_c),
         )
     return RLCT.bounds(
         lower,
         upper,
         "quadratic network: rank J(θ*)/2 ≤ λ ≤ (N − k)/2 (the rank is not known to be locally "
         "constant)",
-        (loss, gen_c, low_c, up_c),
+        (loss, *floats, gen_c, low_c, up_c),
+    )
+
+
+def _float_note(*values: object) -> tuple[Condition, ...]:
+    """A condition saying that float entries were read at their exact binary values, where any
+    were given: the rank is that of the binary point, not of the decimals the user may mean."""
+    if not has_float_entries(*values):
+        return ()
+    return (
+        Condition(
+            "the point's floating-point entries are taken at their exact binary values (0.1 is "
+            "3602879701896397/2⁵⁵, so 0.3 ≠ 3·0.1): a relation meant in decimals, such as a "
+            "repeated neuron, may not hold exactly; give integers or Fractions to mean it",
+            True,
+        ),
     )

@@ -31,6 +31,7 @@ __all__ = [
     "den_lcm",
     "exact_array",
     "exact_entry",
+    "has_float_entries",
     "integer_point",
     "jacobian_shape",
     "object_array",
@@ -181,6 +182,20 @@ def parse_point(
     X_ = None if Xa is None else exact_array(Xa, "X")
     b_ = None if ba is None else exact_array(ba, "b")
     return Point(W_, V_, X_, b_, centered)
+
+
+def has_float_entries(*values: object) -> bool:
+    """Whether any of the raw inputs holds a binary floating-point entry (read exactly, so 0.1 is
+    3602879701896397/2⁵⁵ and 0.3 ≠ 3·0.1)."""
+    for v in values:
+        if v is None:
+            continue
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            return True
+        arr = np.asarray(v, dtype=object) if not isinstance(v, np.ndarray) else v
+        if arr.dtype == object and any(isinstance(x, (float, np.floating)) for x in arr.flat):
+            return True
+    return False
 
 
 def early_size_check(W: object, V: object, X: object, bias: bool) -> None:
