@@ -208,6 +208,19 @@ def test_crosscheck_on_a_normal_crossing_potential_agrees():
     assert check.reference is not None  # 1-D: the quadrature reference λ_β is used
 
 
+def test_crosscheck_samples_a_fractional_prior_exponent():
+    """x² under |x|^(1/2): λ = (h + 1)/(2k) = 3/4. The prior was cast to int (h = 0, a flat
+    prior, λ̂ ≈ 0.51) and the verdict read 'disagree' at z = −24.8."""
+    from verification import crosscheck
+    from verification.cases import PotentialCase
+
+    x = sp.Symbol("x", real=True)
+    case = PotentialCase("x²|x|^½", x**2, (x,), (sp.Rational(1, 2),), sp.Rational(3, 4), 1)
+    check = crosscheck(case, Settings(n=10_000, num_chains=4, seed=1))
+    assert check.exact.lam == sp.Rational(3, 4)
+    assert check.verdict == "agree", check
+
+
 def test_crosscheck_refuses_a_quadratic_case_without_data():
     from verification import crosscheck
     from verification.cases import QuadraticCase

@@ -65,7 +65,7 @@ def _run_potential(case: PotentialCase, s: Settings, seed: int) -> CrossCheck:
     K = polynomial_potential(case.K, case.variables)
     w0 = [0.0] * case.dim
     # the prior Π|w_j|^(h_j) is sampled with the potential (flat when every h_j = 0)
-    prior = tuple(int(h) for h in case.prior) if any(case.prior) else None
+    prior = tuple(float(h) for h in case.prior) if any(case.prior) else None
     est = numeric.estimate_llc_potential(
         K, w0, n=s.n, num_chains=s.num_chains, seed=seed, device=s.device, prior_exponents=prior
     )
