@@ -67,6 +67,26 @@ def test_reference_replaces_the_expansion():
     assert c.verdict == "agree"
 
 
+def test_a_reference_for_other_settings_than_the_estimates_is_refused():
+    """An ExpectedLLC carries the nβ and γ it holds for; the estimate's must match (a reference
+    at nβ = 10 against an estimate at nβ = 1,086 gave 'disagree' at z = 5.2)."""
+    from types import SimpleNamespace
+
+    from verification.errors import InvalidArgumentError, InvalidTypeError
+
+    ref = SimpleNamespace(value=0.45, abserr=0.001, nbeta=10.0, gamma=1.0)
+    with pytest.raises(InvalidArgumentError, match=r"nbeta = 10.*nbeta = 1000"):
+        decide("x²", HALF, FakeEstimate(0.45, 0.01), reference=ref)
+    est = SimpleNamespace(**vars(FakeEstimate(0.45, 0.01)), config=SimpleNamespace(gamma=100.0))
+    ref = SimpleNamespace(value=0.45, abserr=0.001, nbeta=1000.0, gamma=1.0)
+    with pytest.raises(InvalidArgumentError, match="gamma = 1, but the estimate ran at gamma = 100"):
+        decide("x²", HALF, est, reference=ref)
+    ref = SimpleNamespace(value=0.45, abserr=0.001, nbeta=1000.0, gamma=100.0)
+    assert decide("x²", HALF, est, reference=ref).verdict == "agree"
+    with pytest.raises(InvalidTypeError, match="diagnostics must be a sequence"):
+        decide("x²", HALF, SimpleNamespace(**{**vars(FakeEstimate(0.5, 0.01)), "diagnostics": 5}))
+
+
 @pytest.mark.parametrize(
     ("estimate", "reason"),
     [

@@ -21,6 +21,7 @@ catalogues, e.g. Bonferroni).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from functools import partial
 from numbers import Real
@@ -29,7 +30,7 @@ from typing import Literal
 from rlct import RLCT
 
 from ._validate import check_real, check_type
-from .errors import InvalidTypeError
+from .errors import InvalidArgumentError, InvalidTypeError
 
 Verdict = Literal["agree", "disagree", "inconclusive", "no exact value"]
 
@@ -132,9 +133,33 @@ def _number(obj: object, attr: str, what: str) -> float:
 
 def _error_findings(estimate: object) -> list[object]:
     diags = getattr(estimate, "diagnostics", None)
-    if diags is None or isinstance(diags, str):
+    if diags is None or isinstance(diags, str) or not isinstance(diags, Iterable):
         raise InvalidTypeError("estimate.diagnostics must be a sequence of findings")
     return [f for f in diags if getattr(f, "severity", "") == "error"]
+
+
+def _check_reference_settings(reference: object | None, estimate: object, nbeta: float) -> None:
+    """A λ_β reference holds at its own nβ and γ (``ExpectedLLC``): one made for other settings
+    than the estimate's is refused (its value would be compared with another quantity; a
+    reference at nβ = 10 against an estimate at nβ = 1,086 read 'disagree' at z = 5.2)."""
+    if reference is None:
+        return
+    gamma = getattr(getattr(estimate, "config", None), "gamma", None)
+    for attr, have in (("nbeta", nbeta), ("gamma", gamma)):
+        want = getattr(reference, attr, None)
+        try:
+            want, have = float(want), float(have)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            continue  # the reference or the estimate does not say: nothing to compare
+        if (
+            math.isfinite(want)
+            and math.isfinite(have)
+            and not math.isclose(want, have, rel_tol=1e-9)
+        ):
+            raise InvalidArgumentError(
+                f"the λ_β reference holds for {attr} = {want:.6g}, but the estimate ran at "
+                f"{attr} = {have:.6g}: compute the reference at the estimate's settings"
+            )
 
 
 def _target(
@@ -201,6 +226,7 @@ def decide(
         _number(estimate, a, "estimate") for a in ("mean", "stderr", "ess", "rhat", "nbeta")
     )
     errors = _error_findings(estimate)
+    _check_reference_settings(reference, estimate, nbeta)
     record = partial(
         CrossCheck,
         case,
