@@ -334,8 +334,17 @@ def require_finite_gradient(K: Potential, w: Tensor) -> None:
     try:
         with torch.enable_grad():
             out = K(x)
-            if not out.requires_grad:  # K does not depend on w: a zero gradient
-                return
+            if isinstance(out, Tensor) and not out.is_floating_point():
+                raise InvalidInputError(
+                    f"K must return floating-point values, got dtype {out.dtype} (cast inside K, "
+                    "e.g. .double())"
+                )
+            if not out.requires_grad:
+                raise InvalidInputError(
+                    "K's value does not depend on w: no gradient flows from w to it (a K built from "
+                    "constants, or from w taken through .detach(), .data or torch.no_grad()), so "
+                    "there is nothing to sample"
+                )
             (g,) = torch.autograd.grad(out.sum(), x, allow_unused=True)
     except RuntimeError as exc:
         raise InvalidInputError(

@@ -341,8 +341,25 @@ def test_with_a_prior_the_chains_start_beside_w_star() -> None:
 def test_require_finite_gradient_passes_smooth_flat_and_kinked_potentials() -> None:
     w = torch.zeros(2, dtype=torch.float64)
     assert require_finite_gradient(lambda v: v.square().sum(-1), w) is None
-    assert require_finite_gradient(lambda v: torch.zeros(v.shape[0], dtype=v.dtype), w) is None
+    assert require_finite_gradient(lambda v: 0 * v.sum(-1), w) is None  # flat, through w
     assert require_finite_gradient(lambda v: v.abs().sum(-1), w) is None  # autograd: |w|' = 0 at 0
+
+
+@pytest.mark.parametrize(
+    ("K", "match"),
+    [
+        (lambda v: torch.zeros(v.shape[:-1], dtype=v.dtype), "does not depend on w"),
+        (lambda v: v.detach().square().sum(-1), "does not depend on w"),
+        (lambda v: v.square().sum(-1).long(), "floating-point values, got dtype torch.int64"),
+    ],
+)
+def test_a_potential_without_a_gradient_is_named(K, match) -> None:
+    """A K that is constant in w or integer-valued: a named error from both estimators (MALA's
+    first step raised torch's 'element 0 of tensors does not require grad')."""
+    with pytest.raises(InvalidInputError, match=match):
+        estimate_llc_potential(K, [0.0, 0.0], 1000, num_chains=2, seed=0, progress=False)
+    with pytest.raises(InvalidInputError, match=match):
+        hmc_llc_potential(K, [0.0, 0.0], 1000, num_chains=2, seed=0)
 
 
 # --- temperature_sweep's call ------------------------------------------------------------------
