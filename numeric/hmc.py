@@ -31,7 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from numeric.options import as_seed, check_int, check_real, default_nbeta
+from numeric.memory import require_memory
+from numeric.options import as_seed, check_dtype, check_int, check_real, default_nbeta
 from numeric.potential import as_w_star, check_potential, require_finite_gradient
 from numeric.potential_steps import Potential
 from numeric.result import chain_stats
@@ -79,6 +80,9 @@ def hmc_llc_potential(
     """λ_β of ``K`` at ``w_star`` (a vector: list, array or tensor, on its device) for sample size
     ``n`` by HMC (module docstring), in ``dtype``. ``trajectory`` τ defaults to (π/2)/√γ, a quarter period of the directions held by
     γ alone; ``step_size`` is the starting ε of the adaptation. The chains start at w*."""
+    check_int("n", n, 2)
+    check_real("nbeta", nbeta, low=0.0, strict=True, optional=True)
+    check_dtype(dtype, optional=False)
     nbeta_v, _ = default_nbeta(n, nbeta)
     check_real("gamma", gamma, low=0.0, strict=True)
     check_int("num_chains", num_chains, 2)
@@ -89,6 +93,11 @@ def hmc_llc_potential(
     seed = as_seed(seed)
     tau = (math.pi / 2) / math.sqrt(gamma) if trajectory is None else float(trajectory)
     w0 = as_w_star(w_star, None, dtype)
+    require_memory(
+        {"the trace": num_chains * num_draws * 8, "the chains": 8 * num_chains * w0.numel() * 8},
+        torch.device("cpu"),
+        f"num_chains = {num_chains}, num_draws = {num_draws}",
+    )
     k0 = float(check_potential(K, w0))
     require_finite_gradient(K, w0)  # the chains start at w*
 

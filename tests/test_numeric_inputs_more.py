@@ -397,3 +397,21 @@ def test_a_sweep_without_the_estimator_says_so() -> None:
         temperature_sweep(lf, w, (X, Y[:, None]), nbetas=[20.0, 80.0])
     with pytest.raises(InvalidInputError, match="estimator must be the estimate function"):
         temperature_sweep(None, lf, w, (X, Y[:, None]), nbetas=[20.0, 80.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n": "10"}, "n must be an int ≥ 2"),
+        ({"n": 10.5}, "n must be an int ≥ 2"),
+        ({"nbeta": -1.0}, "nbeta"),
+        ({"dtype": torch.int32}, "dtype must be a floating-point"),
+        ({"num_draws": 10**13}, "memory|GiB|TiB"),
+    ],
+)
+def test_hmc_reference_refuses_what_the_estimator_refuses(kwargs, match) -> None:
+    """hmc_llc_potential took n = 10.5 and nbeta = −1 (λ = −5.9·10⁶) silently, and raised torch's
+    or numpy's own errors for a string n, an integer dtype and 10¹³ draws."""
+    args = {"n": 1000, **kwargs}
+    with pytest.raises(InvalidInputError, match=match):
+        hmc_llc_potential(lambda v: v.square().sum(-1), [0.0], num_chains=2, seed=0, **args)
