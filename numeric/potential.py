@@ -51,6 +51,7 @@ from numeric.potential_warmup import (
     warm_up_potential,
 )
 from numeric.reach import unreached_region
+from numeric.resolution import check_resolution
 from numeric.result import LLCConfig, LLCEstimate, make_estimate, summarise_chains
 from numeric.spreading import check_spreading
 from numeric.types import Draws, Warmup
@@ -203,6 +204,11 @@ def _estimate(
         )
     )
     findings.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
+    findings.extend(
+        check_resolution(
+            summary.stats.mean, target.nbeta, float(target.k_star), target.w_star.dtype
+        )
+    )
     findings.extend(
         unreached_region(
             lambda w: target.nbeta * (target.K(w) - target.k_star),

@@ -17,6 +17,7 @@ from numeric.model import Problem
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
 from numeric.reach import unreached_region
+from numeric.resolution import check_resolution
 from numeric.result import ChainSummary, FullDataLLC
 from numeric.spreading import check_spreading
 from numeric.types import Draws, Warmup
@@ -89,12 +90,14 @@ def reach_findings(
     full_data: FullDataLLC | None,
     alive: np.ndarray,
 ) -> tuple[Finding, ...]:
-    """The unreached-region check (``numeric.reach``), on full-data losses."""
+    """The unreached-region check (``numeric.reach``), on full-data losses, and whether λ̂
+    rests on the loss's rounding (``numeric.resolution``)."""
     nbeta, l_star = problem.nbeta, problem.init_loss
     levels = (
         nbeta * (full_data.loss_trace - l_star) if full_data is not None else nbeta * summary.delta
     )
-    return unreached_region(
+    rounding = check_resolution(summary.stats.mean, nbeta, l_star, problem.w_star.dtype)
+    return rounding + unreached_region(
         lambda w: nbeta * (problem.model.full_loss(w) - l_star),
         problem.w_star,
         [v[torch.as_tensor(alive, device=v.device)] for v in drawn.visited],

@@ -1,0 +1,62 @@
+"""numeric.resolution: λ̂ that rests on the rounding of L(w) is named.
+
+The audit's cases: K = c + w₁² + w₂² (λ = 1, λ_β = nβ/(nβ + γ/2)) in float32, where the constant c
+makes each K(w) round by about ε·c and nβ multiplies it. In float64, or with c = 0, nothing
+fires; nor on a data model in float32 at a small L(w*)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+import numeric
+from numeric.resolution import check_resolution
+
+SHORT = dict(num_chains=2, num_burnin=100, num_draws=300, seed=0, progress=False)
+
+
+def test_the_ratio_and_its_thresholds():
+    eps32 = torch.finfo(torch.float32).eps
+    assert check_resolution(1.0, 1000.0, 1.0, torch.float64) == ()
+    (w,) = check_resolution(1.0, 1000.0, 100.0, torch.float32)  # r = 1.2e-2
+    assert w.severity == "warning" and w.values["resolution"] == pytest.approx(1000 * eps32 * 100)
+    (e,) = check_resolution(1.0, 5.4e6, 1.0, torch.float32)  # r = 0.64
+    assert e.severity == "error" and "float64" in e.message
+    assert check_resolution(50.0, 187.0, 0.0076, torch.float32) == ()  # a trained MLP's scale
+
+
+@pytest.mark.parametrize(("offset", "n"), [(1.0, 10**8), (1e4, 10**4)])
+def test_a_float32_potential_with_a_large_constant_is_an_error(offset, n):
+    def K(w):
+        return offset + w[..., 0] ** 2 + w[..., 1] ** 2
+
+    est = numeric.estimate_llc_potential(K, [0.0, 0.0], n, dtype=torch.float32, **SHORT)
+    found = {f.code: f for f in est.diagnostics}
+    assert found["loss_resolution"].severity == "error", est
+    exact = numeric.estimate_llc_potential(K, [0.0, 0.0], n, dtype=torch.float64, **SHORT)
+    assert "loss_resolution" not in {f.code for f in exact.diagnostics}
+
+
+def test_a_float32_network_at_a_small_loss_is_not_flagged():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(300, 3, generator=g)
+    y = torch.sin(x.sum(1, keepdim=True))
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    opt = torch.optim.LBFGS(m.parameters(), max_iter=200)
+
+    def closure():
+        opt.zero_grad()
+        loss = F.mse_loss(m(x), y)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    loss_fn, w = numeric.from_module(m, F.mse_loss)
+    est = numeric.estimate_llc(loss_fn, w, (x, y), gamma=100.0, **SHORT)
+    assert "loss_resolution" not in {f.code for f in est.diagnostics}
+    # the same model with a constant 10⁵ added to its loss: r = nβ·ε·L(w*) ≈ 0.6
+    shifted, w2 = numeric.from_module(m, lambda out, t: F.mse_loss(out, t) + 1e5)
+    est = numeric.estimate_llc(shifted, w2, (x, y), gamma=100.0, **SHORT)
+    assert "loss_resolution" in {f.code for f in est.diagnostics}
