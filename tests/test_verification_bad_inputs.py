@@ -437,6 +437,9 @@ SIZE_ARGS = [
     (vs.dln_cases, "max_width", 1),
     (vs.quadratic_shapes, "max_p", 1),
     (vs.quadratic_cases, "max_d", 1),
+    (vs.diffeomorphic_polynomials, "dim", 2),
+    (vs.diffeomorphic_polynomials, "max_degree", 2),
+    (vs.diffeomorphic_polynomials, "max_k", 1),
 ]
 
 

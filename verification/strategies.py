@@ -173,6 +173,7 @@ def _linear(draw, w: tuple[sp.Symbol, ...]) -> dict[sp.Symbol, sp.Expr]:
     return {w[i]: sum(A[i, j] * w[j] for j in range(d)) for i in range(d)}
 
 
+@checked(dim=2, max_degree=2, max_k=1, priors=bool)
 @st.composite
 def diffeomorphic_polynomials(
     draw, dim: int = 2, max_degree: int = 12, max_k: int = 2, priors: bool = True
