@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import torch
 from torch import Tensor
@@ -34,6 +34,8 @@ class DataModel(Protocol):
 
 __all__ = ["check_loss", "check_mean_and_deterministic", "full_grad_at_w_star"]
 
+T = TypeVar("T")
+
 
 def check_loss(model: DataModel, w_star: Tensor) -> None:
     """Call the loss once on a small batch, and once as the steps do (vmapped over two chains,
@@ -43,15 +45,7 @@ def check_loss(model: DataModel, w_star: Tensor) -> None:
             f"loss_fn must be a function (params, batch) -> mean loss, got {model.loss_fn!r}"
         )
     idx = torch.arange(min(model.n, 16), device=w_star.device)
-    try:
-        out = _first_call(model, w_star, idx)
-    except InvalidInputError:
-        raise
-    except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise_if_limitation(exc)
-        raise InvalidInputError(
-            f"loss_fn(params, batch) failed on a batch of the data at w*: {exc}. {_hint(exc)}"
-        ) from exc
+    out = _calling(lambda: _first_call(model, w_star, idx), "on a batch of the data at w*")
     if not isinstance(out, Tensor) or out.dim() != 0:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
         raise InvalidInputError(f"loss_fn must return the mean loss (a scalar), got {shape}")
@@ -129,15 +123,24 @@ def _first_call(model: DataModel, w_star: Tensor, idx: Tensor) -> Tensor:
 def full_grad_at_w_star(model: DataModel, w_star: Tensor) -> tuple[Tensor, Tensor]:
     """(L_n(w*), ∇L_n(w*)); the loss failing on some sample after the first 16 (which
     ``check_loss`` tried) is an ``InvalidInputError`` naming what to check."""
+    return _calling(
+        lambda: model.full_grad(w_star),
+        f"on the full data at w*, though it ran on the first {min(model.n, 16)} samples, so some "
+        "later sample differs",
+    )
+
+
+def _calling(fn: Callable[[], T], where: str) -> T:
+    """``fn()``, a call of the loss; its failure is an ``InvalidInputError`` saying ``where`` it
+    failed and what to check (a torch limitation named as such)."""
     try:
-        return model.full_grad(w_star)
+        return fn()
     except InvalidInputError:
         raise
     except (RuntimeError, IndexError, TypeError, ValueError, KeyError, AttributeError) as exc:
         raise_if_limitation(exc)
         raise InvalidInputError(
-            f"loss_fn(params, batch) failed on the full data at w*, though it ran on the first "
-            f"{min(model.n, 16)} samples, so some later sample differs: {exc}. {_hint(exc)}"
+            f"loss_fn(params, batch) failed {where}: {exc}. {_hint(exc)}"
         ) from exc
 
 

@@ -28,6 +28,7 @@ from numeric import mala, sgld
 from numeric.chains import Chains, StepNorms, default_progress, stepwise_block
 from numeric.errors import InvalidInputError
 from numeric.findings import (
+    Finding,
     check_slow_mixing,
     check_step_size,
     low_acceptance,
@@ -185,30 +186,9 @@ def _estimate(
         drawn.trace, alive.cpu().numpy(), target.nbeta, warm.tuning.step_size
     )
     findings = [*summary.divergence, *warm.findings, *summary.standard]
-    d = target.w_star.numel()
-    per_coordinate = d <= MAX_TRACKED_COORDS
-    what = "coordinates of w" if per_coordinate else "distance from w*"
-    pos_ess, pos_rhat = drawn.mixing
-    findings.extend(
-        check_slow_mixing(
-            pos_ess,
-            pos_rhat,
-            num_burnin=warm.num_burnin,
-            num_draws=int(drawn.num_draws),
-            offer_preconditioner=False,
-            min_ess=POSITION_MIN_ESS,
-            max_rhat=POSITION_MAX_RHAT,
-            num_chains=int(alive.sum()),
-            subject=f"the chains' positions ({what})",
-            measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
-        )
-    )
-    findings.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
-    findings.extend(
-        check_resolution(
-            summary.stats.mean, target.nbeta, float(target.k_star), target.w_star.dtype
-        )
-    )
+    findings.extend(_position_findings(target, warm, drawn, alive))
+    k_star, dtype = float(target.k_star), target.w_star.dtype
+    findings.extend(check_resolution(summary.stats.mean, target.nbeta, k_star, dtype))
     findings.extend(
         unreached_region(
             lambda w: target.nbeta * (target.K(w) - target.k_star),
@@ -249,7 +229,7 @@ def _estimate(
         gradient="exact",
         acceptance_rate=acc_rate,
         full_loss_every=None,
-        num_params=d,
+        num_params=target.w_star.numel(),
         preconditioner="position_dependent" if warm.metric else "none",
         metric_acceptance_rate=metric_acc,
         device=str(target.w_star.device),
@@ -262,9 +242,35 @@ def _estimate(
         nbeta=target.nbeta,
         findings=findings,
         config=cfg,
-        slow_ess=pos_ess,
-        slow_rhat=pos_rhat,
+        slow_ess=drawn.mixing[0],
+        slow_rhat=drawn.mixing[1],
     )
+
+
+def _position_findings(
+    target: PotentialTarget, warm: Warmup, drawn: Draws, alive: Tensor
+) -> list[Finding]:
+    """The chains' positions: their mixing (coordinates of w, or ‖w − w*‖² in many dimensions)
+    and their spread still growing through the draws (``numeric.spreading``)."""
+    d = target.w_star.numel()
+    per_coordinate = d <= MAX_TRACKED_COORDS
+    what = "coordinates of w" if per_coordinate else "distance from w*"
+    pos_ess, pos_rhat = drawn.mixing
+    return [
+        *check_slow_mixing(
+            pos_ess,
+            pos_rhat,
+            num_burnin=warm.num_burnin,
+            num_draws=int(drawn.num_draws),
+            offer_preconditioner=False,
+            min_ess=POSITION_MIN_ESS,
+            max_rhat=POSITION_MAX_RHAT,
+            num_chains=int(alive.sum()),
+            subject=f"the chains' positions ({what})",
+            measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
+        ),
+        *check_spreading(drawn.spread, alive.cpu().numpy()),
+    ]
 
 
 def _prior(h: tuple[float, ...] | None, w: Tensor) -> Tensor | None:
