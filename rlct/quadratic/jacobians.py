@@ -210,7 +210,13 @@ def _unkey(k: tuple | None) -> np.ndarray | None:
 def _cached_rank(w: tuple, v: tuple, x: tuple | None, b: tuple | None, centered: bool) -> int:
     ip = Point(_unkey(w), _unkey(v), _unkey(x), _unkey(b), centered)
     J = build_jacobian(ip.W, ip.V, ip.X, ip.b, ip.centered)
-    return exact_rank(J, J.shape[1] - fibre_dimension(ip))
+    # two proven upper bounds: N − k (the fibre), and the shape's (rows, p·rank PΨ(X) with data);
+    # where the modular rank reaches the smaller, no exact integer rank is needed
+    bound = min(
+        J.shape[1] - fibre_dimension(ip),
+        shape_bound(ip.d, ip.p, ip.K, ip.X, ip.centered, ip.b is not None),
+    )
+    return exact_rank(J, bound)
 
 
 def rank_at(pt: Point) -> int:
