@@ -93,8 +93,8 @@ def hmc_llc_potential(
     seed = as_seed(seed)
     tau = (math.pi / 2) / math.sqrt(gamma) if trajectory is None else float(trajectory)
     w0 = as_w_star(w_star, None, dtype)
-    require_memory(
-        {"the trace": num_chains * num_draws * 8, "the chains": 8 * num_chains * w0.numel() * 8},
+    require_memory(  # the trace of nβ·(K − K(w*)), float64 in host memory
+        {"the trace": num_chains * num_draws * 8},
         torch.device("cpu"),
         f"num_chains = {num_chains}, num_draws = {num_draws}",
     )

@@ -261,21 +261,27 @@ def setup_problem(
     init_loss_t, g_star = full_grad_at_w_star(model, w_star)
     init_loss = float(init_loss_t)
     if not math.isfinite(init_loss):
-        bad = non_finite_parts(data)
-        verb = "has" if len(bad) == 1 else "have"
-        where = f": {', '.join(bad)} {verb} NaN or inf entries" if bad else ""
+        where = f": {nan_data}" if (nan_data := _non_finite_data(data)) else ""
         raise InvalidInputError(f"L_n(w*) = {init_loss} is not finite{where}")
     if not bool(torch.isfinite(g_star).all()):
         k = int((~torch.isfinite(g_star)).nonzero()[0, 0])
-        bad = non_finite_parts(data)
+        nan_data = _non_finite_data(data)
         raise InvalidInputError(
             f"∇L_n(w*) is not finite (first in entry {k} of the flattened parameters): "
             + (
-                f"{', '.join(bad)} {'has' if len(bad) == 1 else 'have'} NaN or inf entries, "
-                "which the loss's value hides (nan_to_num, masking) but its gradient does not"
-                if bad
+                f"{nan_data}, which the loss's value hides (nan_to_num, masking) but its "
+                "gradient does not"
+                if nan_data
                 else "the loss is not differentiable at w* (check for w ** p with p < 1, sqrt or "
                 "abs at 0, log of 0)"
             )
         )
     return Problem(model, loss_fn, spec, w_star, g_star, init_loss, n, nbeta, nbeta_rule, bsz)
+
+
+def _non_finite_data(data: Any) -> str:
+    """'x has NaN or inf entries' for the data tensors that do ('' where none does)."""
+    bad = non_finite_parts(data)
+    return (
+        f"{', '.join(bad)} {'has' if len(bad) == 1 else 'have'} NaN or inf entries" if bad else ""
+    )

@@ -172,5 +172,17 @@ def batch_statistics_layers(module: nn.Module) -> list[str]:
     ]
 
 
+def running_statistics(module: nn.Module) -> list[str]:
+    """Names of the running-statistics buffers (running_mean, running_var) of the batch and
+    instance norms that track them: buffers that change with training."""
+    norms = (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm)
+    return [
+        f"{prefix}.{b}" if prefix else b
+        for prefix, m in module.named_modules()
+        if isinstance(m, norms) and m.track_running_stats
+        for b in ("running_mean", "running_var")
+    ]
+
+
 def _named(name: str, m: nn.Module) -> str:
     return f"'{name}' ({type(m).__name__})" if name else f"the module ({type(m).__name__})"

@@ -36,6 +36,7 @@ from numeric.data_input import as_data
 from numeric.errors import InvalidInputError, NumericError
 from numeric.llc import estimate_llc
 from numeric.model import LossFn
+from numeric.module_loss import running_statistics
 from numeric.options import LLCOptions
 from numeric.restrict import (
     FrozenParams,
@@ -343,16 +344,8 @@ def _require_running_statistics(
     """Checkpoints of a module with running statistics (batch norm, tracking instance norm) hold
     them: those change with training, and the module's current ones (of its last state, not of
     the checkpoint) would be used silently with each checkpoint's weights."""
-    norms = (torch.nn.modules.batchnorm._BatchNorm, torch.nn.modules.instancenorm._InstanceNorm)
     held = set(names)
-    lacking = [
-        f"{prefix}.{b}" if prefix else b
-        for prefix, m in module.named_modules()
-        if isinstance(m, norms) and m.track_running_stats
-        for b in ("running_mean", "running_var")
-        if (f"{prefix}.{b}" if prefix else b) not in held
-    ]
-    if lacking:
+    if lacking := [b for b in running_statistics(module) if b not in held]:
         raise InvalidInputError(
             f"checkpoint {label!r} lacks the module's running statistics {lacking[:8]}, which "
             "change with training: each checkpoint's weights would be evaluated with the module's "

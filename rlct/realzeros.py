@@ -17,7 +17,8 @@ Method, for polynomials g_1..g_s that are quasi-homogeneous for the weights of a
    coefficients, a positive semi-definite quadratic, or products of such and of even powers), real
    zeros are critical points, so ∇g is added before the zero-dimensional step. K ≥ 0 is the
    caller's claim, and a K_γ that is not proven ≥ 0 does not get this step: a K_γ negative on a
-   thin cone that sampling misses has regular zeros, and ∇g would hide them. Positive-dimensional systems are sliced by rational hyperplanes y_1 = r
+   thin cone that sampling misses has regular zeros, and ∇g would hide them.
+   Positive-dimensional systems are sliced by rational hyperplanes y_1 = r
    to look for a zero; when none is found the answer is None, never a guess.
 """
 
@@ -280,11 +281,10 @@ def _negative_direction(g: sp.Expr, vs: list[sp.Symbol]) -> list[Fraction] | Non
     """For a quadratic form g = xᵀAx: a rational approximation of A's eigenvector of least
     eigenvalue when that is negative (the caller checks g < 0 there exactly), else None. It
     finds the thin negative cones that random sampling misses."""
-    p = sp.Poly(g, *vs)
-    if not p.is_homogeneous or p.total_degree() != 2 or len(vs) > 64:
+    a = form_matrix(sp.Poly(g, *vs))
+    if a is None:
         return None
-    a = np.array(sp.hessian(p.as_expr(), vs).evalf(), dtype=float) / 2
-    evals, evecs = np.linalg.eigh(a)
+    evals, evecs = np.linalg.eigh(np.array(a, dtype=float))
     if not evals[0] < 0:
         return None
     v = evecs[:, 0] / np.abs(evecs[:, 0]).max()

@@ -79,7 +79,9 @@ def test_a_reference_for_other_settings_than_the_estimates_is_refused():
         decide("x²", HALF, FakeEstimate(0.45, 0.01), reference=ref)
     est = SimpleNamespace(**vars(FakeEstimate(0.45, 0.01)), config=SimpleNamespace(gamma=100.0))
     ref = SimpleNamespace(value=0.45, abserr=0.001, nbeta=1000.0, gamma=1.0)
-    with pytest.raises(InvalidArgumentError, match="gamma = 1, but the estimate ran at gamma = 100"):
+    with pytest.raises(
+        InvalidArgumentError, match="gamma = 1, but the estimate ran at gamma = 100"
+    ):
         decide("x²", HALF, est, reference=ref)
     ref = SimpleNamespace(value=0.45, abserr=0.001, nbeta=1000.0, gamma=100.0)
     assert decide("x²", HALF, est, reference=ref).verdict == "agree"

@@ -10,7 +10,7 @@ import sympy as sp
 from .._validate import count
 from ..result import RLCT, rational_str
 from .coefficient import llc
-from .point import check_jacobian_size, parse_point
+from .point import check_jacobian_size, data_rows, parse_point
 from .theorems import (
     TheoremValue,
     corollary_5_3,
@@ -100,9 +100,8 @@ def check_theorems(
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
     seed = count(seed, "seed", 0)
     # the largest Jacobian: with biases when p = 1, and with the data's n samples when given
-    n = len(X) if X is not None and hasattr(X, "__len__") else None  # type: ignore[arg-type]
     check_jacobian_size(d, p, K, None, p == 1)
-    if n:
+    if X is not None and (n := data_rows(X)):
         check_jacobian_size(d, p, K, n, p == 1)
     rng = np.random.default_rng(seed)
     W, V = _draw(rng, (d, K)), _draw(rng, (p, K))

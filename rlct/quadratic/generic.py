@@ -7,7 +7,7 @@ import numpy as np
 from .._validate import count, flag
 from ..ranks import GenericRank, sample_generic_rank
 from .jacobians import build_jacobian, shape_bound
-from .point import check_jacobian_size, den_lcm, parse_data
+from .point import check_jacobian_size, data_rows, den_lcm, parse_data
 
 __all__ = ["content_bits", "generic_rank", "generic_rank_certificate"]
 
@@ -74,10 +74,8 @@ def generic_rank_certificate(
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
     seed = count(seed, "seed", 0)
     centered, bias = flag(centered, "centered"), flag(bias, "bias")
-    if X is not None and hasattr(X, "__len__"):  # before X's entries are converted
-        check_jacobian_size(d, p, K, len(X), bias)  # type: ignore[arg-type]
+    check_jacobian_size(d, p, K, None if X is None else data_rows(X), bias)  # before converting
     Xa = parse_data(X, d, centered)
-    check_jacobian_size(d, p, K, None if Xa is None else Xa.shape[0], bias)
     u = shape_bound(d, p, K, Xa, centered, bias)
     Xi = None
     if Xa is not None:

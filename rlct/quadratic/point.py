@@ -28,6 +28,7 @@ __all__ = [
     "MAX_JACOBIAN_ENTRIES",
     "Point",
     "check_jacobian_size",
+    "data_rows",
     "den_lcm",
     "exact_array",
     "exact_entry",
@@ -208,13 +209,19 @@ def early_size_check(W: object, V: object, X: object, bias: bool) -> None:
         return
     sv = np.shape(V) if isinstance(V, np.ndarray) else ()
     p = sv[0] if len(sv) == 2 else 1
-    n = None
-    if X is not None:
-        try:
-            n = len(X)  # type: ignore[arg-type]
-        except TypeError:
-            return
+    n = None if X is None else data_rows(X)
+    if X is not None and n is None:
+        return
     check_jacobian_size(sw[0], max(p, 1), sw[1], n, bias)
+
+
+def data_rows(X: object) -> int | None:
+    """The number of samples of a data set X as given (its length), before any entry is
+    converted; None where X has no length (the full validation names that)."""
+    try:
+        return len(X)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 def jacobian_shape(d: int, p: int, K: int, n: int | None, bias: bool) -> tuple[int, int]:
