@@ -147,3 +147,24 @@ def test_ctrl_c_during_a_pool_run_ends_the_running_workers() -> None:
         time.sleep(0.1)
     assert multiprocessing.active_children() == []
     assert time.monotonic() - t0 < 60  # a hang guard: the slow case alone takes 120 s
+
+
+def test_a_new_run_removes_the_previous_runs_report(tmp_path, monkeypatch, capsys, fake_catalogue):
+    out = tmp_path / "report"
+    assert cli.main(["--quick", "--out", str(out), "--no-progress"]) == 0
+    assert (out / "report.md").exists() and (out / "closed_forms.json").exists()
+    _failing_at(monkeypatch, 1, KeyboardInterrupt())
+    assert cli.main(["--quick", "--out", str(out), "--no-progress"]) == 130
+    assert _saved(out) == ["a threads=1"]
+    # the finished run's report would describe three cases beside a record of one
+    assert not (out / "report.md").exists() and not (out / "closed_forms.json").exists()
+
+
+def test_the_printed_table_shows_what_the_estimate_is_compared_with(
+    tmp_path, capsys, fake_catalogue
+):
+    assert cli.main(["--quick", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    # K = w² has m = 1: the target is λ = 1/2 itself, with no systematic σ_bias
+    assert "| 0.500 ± 0.000 (λ − (m−1)/log nβ) |" in printed
+    assert "compared with λ_target, not with λ" in printed

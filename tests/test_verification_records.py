@@ -13,7 +13,7 @@ import sympy as sp
 
 import rlct
 from verification import CrossCheck, DecisionRule, Settings, check_closed_forms, decide
-from verification.report import Report, write_report
+from verification.report import Report, format_table, write_report
 
 NUMERIC = ["lambda", "lambda_lower", "lambda_upper", "m", "estimate", "stderr", "z", "ess"]
 NUMERIC += ["rhat", "nbeta", "target", "bias_sigma", "reference", "seconds", "z_crit"]
@@ -119,3 +119,16 @@ def test_records_load_into_pandas_as_numbers(tmp_path) -> None:
         assert df["estimate"].iloc[0] == 0.52 and math.isnan(df["estimate"].iloc[2])
         assert df["lambda"].iloc[1] == 0.5 and math.isnan(df["lambda"].iloc[3])
         assert df["verdict"].tolist() == ["agree", "agree", "inconclusive", "no exact value"]
+
+
+def test_the_table_names_the_target_z_used_and_its_sigma() -> None:
+    two = rlct.normal_crossing([1, 1])  # λ = 1/2, m = 2
+    nbeta = math.e**4  # (m − 1)/log nβ = 1/4
+    plain = decide("w0²w1²", two, Estimate(0.3, 0.01, nbeta=nbeta))
+    given = decide("w0²w1²", two, Estimate(0.3, 0.01, nbeta=nbeta), reference=Reference(0.28, 0.02))
+    table = format_table([plain, given])
+    assert "| 0.250 ± 0.125 (λ − (m−1)/log nβ) |" in table
+    assert "| 0.280 ± 0.020 (λ_β) |" in table
+    assert (
+        "| 0.40 |" in table and "| 0.89 |" in table
+    )  # 0.05/√(0.01² + 0.125²), 0.02/√(0.01² + 0.02²)

@@ -17,6 +17,7 @@ from .catalogue import Settings, catalogue
 from .errors import InvalidArgumentError
 from .records import RecordWriter
 from .report import (
+    TARGET_NOTE,
     format_closed_forms,
     format_findings,
     format_table,
@@ -106,6 +107,7 @@ def _check_environment(p: argparse.ArgumentParser, a: argparse.Namespace) -> Non
 
 def _print_report(report, settings: Settings, path: Path) -> None:
     print(format_table(report.records))
+    print(TARGET_NOTE)
     if notes := format_findings(report.records):
         print(f"\n{notes}")
     print()

@@ -21,6 +21,8 @@ from .crosscheck import CrossCheck
 __all__ = ["RecordWriter", "record_row", "write_records"]
 
 CSV_NAME, JSON_NAME = "records.csv", "records.json"
+# Written from the finished run's records (verification.report.write_report).
+REPORT_NAME, CLOSED_FORMS_NAME, PLOT_NAME = "report.md", "closed_forms.json", "llc_vs_exact.png"
 
 
 def record_row(check: CrossCheck) -> dict[str, object]:
@@ -53,7 +55,9 @@ class RecordWriter:
     """Saves every record as it arrives: a crash or Ctrl-C keeps the finished cases on disk.
 
     Creating it checks that ``out`` can be written (it is created if missing) and fails there,
-    before any case runs, with an ``OSError`` naming the folder.
+    before any case runs, with an ``OSError`` naming the folder. It empties the records and
+    removes a previous run's report.md, closed_forms.json and plot, so the folder never shows
+    another run's report beside this run's records (an interrupted run leaves records only).
     """
 
     def __init__(self, out: Path) -> None:
@@ -62,6 +66,8 @@ class RecordWriter:
         try:
             self.out.mkdir(parents=True, exist_ok=True)
             write_records([], self.out)
+            for name in (REPORT_NAME, CLOSED_FORMS_NAME, PLOT_NAME):
+                (self.out / name).unlink(missing_ok=True)
         except OSError as err:
             raise OSError(
                 err.errno, f"cannot write the report to {str(self.out)!r}: {err.strerror}"
