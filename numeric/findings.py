@@ -344,3 +344,27 @@ def nonfinite_proposals(fraction: float) -> tuple[Finding, ...]:
             {"fraction": fraction},
         ),
     )
+
+
+DIVERGENT_ERROR = 0.05  # a share of divergent HMC trajectories from which the estimate is an error
+
+
+def divergent_trajectories(fraction: float, target_acceptance: float) -> tuple[Finding, ...]:
+    """HMC trajectories whose energy error was huge or non-finite (``numeric.hmc``): the leapfrog
+    step is unstable where they went, so high-curvature regions are under-visited and the
+    estimate is biased (usually low). A warning for any, an error from ``DIVERGENT_ERROR``."""
+    if not fraction > 0:
+        return ()
+    severity = "error" if fraction >= DIVERGENT_ERROR else "warning"
+    return (
+        Finding(
+            "divergent",
+            severity,
+            f"{100 * fraction:.3g}% of the draws' trajectories diverged (an energy error above "
+            "10³, or NaN): the leapfrog step is unstable where they went, so the chains rarely "
+            "enter regions of high curvature, and the estimate may be biased (usually low) beyond "
+            f"its error bar. Raise target_acceptance (now {target_acceptance:g}; 0.97 or 0.99 "
+            "gives a smaller step)",
+            {"fraction": fraction, "target_acceptance": target_acceptance},
+        ),
+    )
