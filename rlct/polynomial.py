@@ -2,6 +2,8 @@
 
 Order of attempts (each step proves what it claims; a result is exact only if one of them is):
 
+0. Smooth hypersurfaces crossing normally (:mod:`rlct.smooth`): K = unit·Π f_i^(e_i) with
+   factors whose gradients at 0 are independent, exact from one factorisation.
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
    A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
@@ -34,6 +36,7 @@ from .newton import as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
 from .result import RLCT, Condition
+from .smooth import smooth_crossing_rlct
 
 __all__ = ["from_ideal", "from_polynomial"]
 
@@ -63,6 +66,8 @@ def from_polynomial(
     variables = as_variables(variables)
     poly = as_polynomial(K, variables, "K")
     h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    if (crossing := smooth_crossing_rlct(poly, h)) is not None:
+        return crossing  # (x + y + z)^60: one factorisation, not a degenerate Newton polyhedron
     try:
         newton = newton_step(poly, h).result
     except TooLargeError:
@@ -95,9 +100,12 @@ def from_ideal(
 
 def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
     """Steps 2–4 for K whose Newton result ``newton`` is not exact (a PSD quadratic form
-    first: its rank is λ's, ``rlct.psd``)."""
+    first: its rank is λ's, ``rlct.psd``; then smooth factors crossing normally, for K = Σ f_i²
+    from an ideal and for K∘φ after a change)."""
     if (form := quadratic_form_rlct(K, h)) is not None:
         return form
+    if (crossing := smooth_crossing_rlct(K, h)) is not None:
+        return crossing
     split = _split(K, h, budget)
     if split is not None:
         return split
