@@ -3,7 +3,8 @@
 Order of attempts (each step proves what it claims; a result is exact only if one of them is):
 
 0. Smooth hypersurfaces crossing normally (:mod:`rlct.smooth`): K = unit·Π f_i^(e_i) with
-   factors whose gradients at 0 are independent, exact from one factorisation.
+   factors whose gradients at 0 are independent, exact from one factorisation. (After a
+   degenerate Newton step, also a power of a non-degenerate quadratic form, :mod:`rlct.quadric`.)
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
    A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
@@ -35,6 +36,7 @@ from .expressions import as_variables
 from .newton import as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
+from .quadric import quadric_power_rlct
 from .result import RLCT, Condition
 from .smooth import smooth_crossing_rlct
 
@@ -106,6 +108,8 @@ def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT
         return form
     if (crossing := smooth_crossing_rlct(K, h)) is not None:
         return crossing
+    if (quadric := quadric_power_rlct(K, h)) is not None:
+        return quadric
     split = _split(K, h, budget)
     if split is not None:
         return split
