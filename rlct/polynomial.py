@@ -4,7 +4,8 @@ Order of attempts (each step proves what it claims; a result is exact only if on
 
 0. Smooth hypersurfaces crossing normally (:mod:`rlct.smooth`): K = unit·Π f_i^(e_i) with
    factors whose gradients at 0 are independent, exact from one factorisation. (After a
-   degenerate Newton step, also a power of a non-degenerate quadratic form, :mod:`rlct.quadric`.)
+   degenerate Newton step, also a power of a non-degenerate quadratic form, :mod:`rlct.quadric`,
+   and any product of linear forms, :mod:`rlct.arrangement`.)
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
    A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ._validate import prior_vector
+from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
 from .errors import TooLargeError, UndecidedError
@@ -110,6 +112,8 @@ def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT
         return crossing
     if (quadric := quadric_power_rlct(K, h)) is not None:
         return quadric
+    if (lines := arrangement_rlct(K, h)) is not None:
+        return lines
     split = _split(K, h, budget)
     if split is not None:
         return split
