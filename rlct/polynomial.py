@@ -35,7 +35,7 @@ from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
 from .errors import TooLargeError, UndecidedError
 from .expressions import as_variables
-from .newton import as_generators, as_polynomial, ideal_step, newton_step
+from .newton import NewtonAnalysis, as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
 from .quadric import quadric_power_rlct
@@ -73,12 +73,13 @@ def from_polynomial(
     if (crossing := smooth_crossing_rlct(poly, h)) is not None:
         return crossing  # (x + y + z)^60: one factorisation, not a degenerate Newton polyhedron
     try:
-        newton = newton_step(poly, h).result
+        analysis = newton_step(poly, h)
     except TooLargeError:
         if (form := quadratic_form_rlct(poly, h)) is not None:
             return form  # Σ x_i² in many variables: too many faces, one rank
         raise
-    return newton if newton.exact else _solve(poly, h, _Budget(), newton)
+    newton = analysis.result
+    return newton if newton.exact else _solve(poly, h, _Budget(), newton, analysis)
 
 
 def from_ideal(
@@ -102,7 +103,13 @@ def from_ideal(
     return _solve(K, h, _Budget(), newton)
 
 
-def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
+def _solve(
+    K: sp.Poly,
+    h: tuple[sp.Rational, ...],
+    budget: _Budget,
+    newton: RLCT,
+    analysis: NewtonAnalysis | None = None,
+) -> RLCT:
     """Steps 2–4 for K whose Newton result ``newton`` is not exact (a PSD quadratic form
     first: its rank is λ's, ``rlct.psd``; then smooth factors crossing normally, for K = Σ f_i²
     from an ideal and for K∘φ after a change)."""
@@ -128,12 +135,13 @@ def _solve(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT
                 newton.lower, newton.upper, newton.method, (*newton.conditions, note)
             )
         return RLCT.exact_value(res.lam, res.mult, PLANE_METHOD, res.conditions())
-    return _search(K, h, budget, newton)
+    return _search(K, h, budget, newton, analysis or newton_step(K, h))
 
 
 def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT:
-    newton = newton_step(K, h).result
-    return newton if newton.exact else _solve(K, h, budget, newton)
+    analysis = newton_step(K, h)
+    newton = analysis.result
+    return newton if newton.exact else _solve(K, h, budget, newton, analysis)
 
 
 def _split(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT | None:
@@ -164,9 +172,11 @@ def _names(gens: Sequence[sp.Symbol]) -> str:
     return ", ".join(map(str, gens))
 
 
-def _search(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT) -> RLCT:
-    """Step 4: triangular changes from the degenerate faces, depth-first within the budget."""
-    analysis = newton_step(K, h)
+def _search(
+    K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget, newton: RLCT, analysis: NewtonAnalysis
+) -> RLCT:
+    """Step 4: triangular changes from the degenerate faces of K's Newton ``analysis``,
+    depth-first within the budget."""
     failing = [f for f, c in analysis.face_conditions if c.status is not True]
     subs, blocked = candidate_substitutions(K, failing, h)
     notes = [Condition(b, None) for b in blocked]
