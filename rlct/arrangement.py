@@ -30,7 +30,7 @@ from itertools import combinations
 
 import sympy as sp
 
-from .factor import factor_list
+from .factor import linear_part, local_factors
 from .ranks import nullspace, rank_of
 from .result import RLCT, Condition
 
@@ -42,29 +42,17 @@ MAX_HYPERPLANES = 12  # flats are found by closure, nested sets by subsets of th
 Flat = frozenset[int]  # the hyperplanes that contain it
 
 
-def _at_origin(f: sp.Poly) -> sp.Rational:
-    return sp.Rational(f.coeff_monomial((0,) * len(f.gens)))
-
-
-def _normal(f: sp.Poly) -> list[Fraction]:
-    d = len(f.gens)
-    unit = [tuple(int(i == j) for i in range(d)) for j in range(d)]
-    return [Fraction(int(c.p), int(c.q)) for c in map(sp.Rational, map(f.coeff_monomial, unit))]
-
-
 def _hyperplanes(
     K: sp.Poly, h: tuple[sp.Rational, ...]
 ) -> tuple[list[list[Fraction]], list[int], list[sp.Rational], list[str]] | None:
     """Normals, K-exponents, prior exponents and names of the arrangement; None if K is not a
     non-negative unit times a product of linear forms."""
-    c, factors = factor_list(K)
-    vanishing = [(f, e) for f, e in factors if _at_origin(f) == 0]
+    unit_at_0, vanishing = local_factors(K)
     if not vanishing or any(not f.is_homogeneous or f.total_degree() != 1 for f, _ in vanishing):
         return None
-    unit_at_0 = c * sp.Mul(*(_at_origin(f) ** e for f, e in factors if _at_origin(f) != 0))
     if unit_at_0 <= 0 or any(e % 2 for _, e in vanishing):
         return None
-    normals = [_normal(f) for f, _ in vanishing]
+    normals = [linear_part(f) for f, _ in vanishing]
     exps = [e for _, e in vanishing]
     names = [f"({f.as_expr()})^{e}" for f, e in vanishing]
     prior = [sp.Integer(0)] * len(normals)

@@ -7,11 +7,12 @@ the generators of K (irreducible, or square-free with the f_i pairwise coprime).
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 import flint
 import sympy as sp
 
-__all__ = ["factor_list", "sqf_list"]
+__all__ = ["constant_term", "factor_list", "linear_part", "local_factors", "sqf_list"]
 
 Factors = tuple[sp.Rational, list[tuple[sp.Poly, int]]]
 
@@ -43,3 +44,23 @@ def _by_flint(p: sp.Poly, split: Callable, fallback: Callable[[sp.Poly], Factors
         c *= (sp.Integer(g) / den) ** int(e)
         out.append((primitive, int(e)))
     return c, out
+
+
+def constant_term(f: sp.Poly) -> sp.Rational:
+    """f(0)."""
+    return sp.Rational(f.coeff_monomial((0,) * len(f.gens)))
+
+
+def linear_part(f: sp.Poly) -> list[Fraction]:
+    """∇f(0): the coefficients of the degree-1 monomials of f."""
+    d = len(f.gens)
+    unit = [tuple(int(i == j) for i in range(d)) for j in range(d)]
+    return [Fraction(int(c.p), int(c.q)) for c in map(sp.Rational, map(f.coeff_monomial, unit))]
+
+
+def local_factors(K: sp.Poly) -> tuple[sp.Rational, list[tuple[sp.Poly, int]]]:
+    """K = u·Π f_i^(e_i) near 0 with the f_i the irreducible factors over Q that vanish at 0 and
+    u the rest (constant included): (u(0), [(f_i, e_i)])."""
+    c, factors = factor_list(K)
+    unit = c * sp.Mul(*(constant_term(f) ** e for f, e in factors if constant_term(f) != 0))
+    return sp.Rational(unit), [(f, e) for f, e in factors if constant_term(f) == 0]

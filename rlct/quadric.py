@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .factor import factor_list
+from .factor import local_factors
 from .psd import form_matrix, psd_rank
 from .ranks import rank_of
 from .result import RLCT, Condition
@@ -31,15 +31,10 @@ __all__ = ["quadric_power_rlct"]
 METHOD = "power of a non-degenerate quadratic form: one blow-up of the origin"
 
 
-def _at_origin(f: sp.Poly) -> sp.Rational:
-    return sp.Rational(f.coeff_monomial((0,) * len(f.gens)))
-
-
 def quadric_power_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
     """λ and m of K = c·u·q^e (module docstring); None when K is not of that form, K < 0 near 0,
     or a prior exponent of a variable of q is not 0."""
-    c, factors = factor_list(K)
-    vanishing = [(f, e) for f, e in factors if _at_origin(f) == 0]
+    unit_at_0, vanishing = local_factors(K)
     if len(vanishing) != 1:
         return None
     q, e = vanishing[0]
@@ -52,7 +47,6 @@ def quadric_power_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
     a = [[a[i][j] for j in present] for i in present]
     d = len(present)
     positive, negative = psd_rank(a), psd_rank([[-v for v in row] for row in a])
-    unit_at_0 = c * sp.Mul(*(_at_origin(f) ** k for f, k in factors if _at_origin(f) != 0))
     if positive == d or negative == d:  # definite
         sign = 1 if positive == d else (-1) ** e
         if unit_at_0 * sign <= 0:

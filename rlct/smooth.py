@@ -22,23 +22,13 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .factor import factor_list
+from .factor import linear_part, local_factors
 from .ranks import rank_of
 from .result import RLCT, Condition
 
 __all__ = ["smooth_crossing_rlct"]
 
 METHOD = "smooth normal crossing: factors of K with independent gradients at 0"
-
-
-def _at_origin(f: sp.Poly) -> sp.Rational:
-    return sp.Rational(f.coeff_monomial((0,) * len(f.gens)))
-
-
-def _gradient_at_origin(f: sp.Poly) -> list[Fraction]:
-    d = len(f.gens)
-    unit = [tuple(int(i == j) for i in range(d)) for j in range(d)]
-    return [Fraction(int(c.p), int(c.q)) for c in map(sp.Rational, map(f.coeff_monomial, unit))]
 
 
 def _coordinate(f: sp.Poly) -> int | None:
@@ -52,11 +42,9 @@ def smooth_crossing_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
     """λ and m of K when its vanishing factors and the prior's coordinates cross normally at 0
     (module docstring); None when K is not of that form, or when every vanishing factor is a
     coordinate (a monomial times a unit: the Newton polyhedron's case)."""
-    c, factors = factor_list(K)
-    vanishing = [(f, e) for f, e in factors if _at_origin(f) == 0]
+    unit_at_0, vanishing = local_factors(K)
     if not vanishing or all(_coordinate(f) is not None for f, _ in vanishing):
         return None
-    unit_at_0 = c * sp.Mul(*(_at_origin(f) ** e for f, e in factors if _at_origin(f) != 0))
     if unit_at_0 <= 0 or any(e % 2 for _, e in vanishing):
         return None  # K changes sign or is ≤ 0 near 0: not a K ≥ 0 of this form
     prior = {j: hj for j, hj in enumerate(h) if hj != 0}
@@ -64,7 +52,7 @@ def smooth_crossing_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
     for f, e in vanishing:
         j = _coordinate(f)
         hj = prior.pop(j, sp.Integer(0)) if j is not None else sp.Integer(0)
-        rows.append(_gradient_at_origin(f))
+        rows.append(linear_part(f))
         ratios.append((hj + 1) / sp.Integer(e))
     rows += [[Fraction(int(i == j)) for i in range(len(h))] for j in prior]
     if rank_of(rows) < len(rows):
