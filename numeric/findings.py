@@ -346,6 +346,7 @@ def nonfinite_proposals(fraction: float) -> tuple[Finding, ...]:
     )
 
 
+DIVERGENT_ENERGY = 1000.0  # an energy error H₁ − H₀ above this is a divergent trajectory (Stan)
 DIVERGENT_ERROR = 0.05  # a share of divergent HMC trajectories from which the estimate is an error
 
 
@@ -361,7 +362,7 @@ def divergent_trajectories(fraction: float, target_acceptance: float) -> tuple[F
             "divergent",
             severity,
             f"{100 * fraction:.3g}% of the draws' trajectories diverged (an energy error above "
-            "10³, or NaN): the leapfrog step is unstable where they went, so the chains rarely "
+            f"{DIVERGENT_ENERGY:g}, or NaN): the leapfrog step is unstable where they went, so the chains rarely "
             "enter regions of high curvature, and the estimate may be biased (usually low) beyond "
             f"its error bar. Raise target_acceptance (now {target_acceptance:g}; 0.97 or 0.99 "
             "gives a smaller step)",

@@ -44,7 +44,12 @@ import torch
 from torch import Tensor
 
 from numeric.errors import DivergenceError
-from numeric.findings import Finding, divergent_trajectories, format_findings
+from numeric.findings import (
+    DIVERGENT_ENERGY,
+    Finding,
+    divergent_trajectories,
+    format_findings,
+)
 from numeric.memory import require_memory
 from numeric.options import as_seed, check_dtype, check_int, check_real, default_nbeta
 from numeric.potential import as_w_star, check_potential, require_finite_gradient
@@ -55,7 +60,6 @@ from numeric.result import chain_stats, standard_findings
 __all__ = ["HMCReference", "hmc_llc_potential"]
 
 MAX_LEAPFROG = 100_000  # leapfrog steps of one trajectory: beyond it ε has collapsed
-DIVERGENT_ENERGY = 1000.0  # an energy error H₁ − H₀ above this is a divergent trajectory (Stan)
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,7 @@ def hmc_llc_potential(
         if steps > MAX_LEAPFROG:
             raise _collapsed(eps, tau, steps, it, last)
         x, ux, gx, lx, last = _trajectory(u_and_grad, w, p, u, g, eps, steps)
-        log_a = (-last).nan_to_num(nan=-math.inf).clamp(max=0.0)
+        log_a = _log_acceptance(last)
         ok = torch.rand(num_chains, generator=gen, device=w.device, dtype=w.dtype).log() < log_a
         w = torch.where(ok[:, None], x, w)
         u, g, lk = torch.where(ok, ux, u), torch.where(ok[:, None], gx, g), torch.where(ok, lx, lk)
@@ -242,8 +246,7 @@ def _reasonable_step(
     p = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
 
     def accept(e: float) -> float:
-        energy_error = _trajectory(u_and_grad, w, p, u, g, e, 1)[-1]
-        return float((-energy_error).nan_to_num(nan=-math.inf).clamp(max=0.0).exp().mean())
+        return float(_log_acceptance(_trajectory(u_and_grad, w, p, u, g, e, 1)[-1]).exp().mean())
 
     up = accept(eps) > 0.5
     for _ in range(60):
@@ -252,6 +255,11 @@ def _reasonable_step(
             return eps if up else trial
         eps = trial
     return eps
+
+
+def _log_acceptance(energy_error: Tensor) -> Tensor:
+    """[C] log min(1, exp(H₀ − H₁)), −inf where the energy error is NaN (always rejected)."""
+    return (-energy_error).nan_to_num(nan=-math.inf).clamp(max=0.0)
 
 
 def _divergent(energy_error: Tensor) -> Tensor:

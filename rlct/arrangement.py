@@ -30,7 +30,7 @@ from itertools import combinations
 
 import sympy as sp
 
-from .factor import linear_part, local_factors
+from .factor import LocalFactors, linear_part, local_factors
 from .ranks import nullspace, rank_of
 from .result import RLCT, Condition
 
@@ -43,11 +43,11 @@ Flat = frozenset[int]  # the hyperplanes that contain it
 
 
 def _hyperplanes(
-    K: sp.Poly, h: tuple[sp.Rational, ...]
+    K: sp.Poly, h: tuple[sp.Rational, ...], local: LocalFactors
 ) -> tuple[list[list[Fraction]], list[int], list[sp.Rational], list[str]] | None:
     """Normals, K-exponents, prior exponents and names of the arrangement; None if K is not a
     non-negative unit times a product of linear forms."""
-    unit_at_0, vanishing = local_factors(K)
+    unit_at_0, vanishing = local
     if not vanishing or any(not f.is_homogeneous or f.total_degree() != 1 for f, _ in vanishing):
         return None
     if unit_at_0 <= 0 or any(e % 2 for _, e in vanishing):
@@ -120,10 +120,12 @@ def _nested(normals: list[list[Fraction]], chosen: Sequence[Flat]) -> bool:
     return True
 
 
-def arrangement_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
+def arrangement_rlct(
+    K: sp.Poly, h: tuple[sp.Rational, ...], local: LocalFactors | None = None
+) -> RLCT | None:
     """λ and m of a product of linear forms (module docstring); None when K is not one, or when
-    its arrangement has more than ``MAX_HYPERPLANES`` hyperplanes."""
-    found = _hyperplanes(K, h)
+    its arrangement has more than ``MAX_HYPERPLANES`` hyperplanes. ``local``: K's factors, when the caller has them."""
+    found = _hyperplanes(K, h, local or local_factors(K))
     if found is None or len(found[0]) > MAX_HYPERPLANES:
         return None
     normals, exps, prior, names = found

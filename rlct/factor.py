@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
+from typing import NamedTuple
 
 import flint
 import sympy as sp
 
-__all__ = ["constant_term", "factor_list", "linear_part", "local_factors", "sqf_list"]
+__all__ = [
+    "LocalFactors",
+    "constant_term",
+    "factor_list",
+    "linear_part",
+    "local_factors",
+    "sqf_list",
+]
 
 Factors = tuple[sp.Rational, list[tuple[sp.Poly, int]]]
 
@@ -58,9 +66,16 @@ def linear_part(f: sp.Poly) -> list[Fraction]:
     return [Fraction(int(c.p), int(c.q)) for c in map(sp.Rational, map(f.coeff_monomial, unit))]
 
 
-def local_factors(K: sp.Poly) -> tuple[sp.Rational, list[tuple[sp.Poly, int]]]:
-    """K = u·Π f_i^(e_i) near 0 with the f_i the irreducible factors over Q that vanish at 0 and
-    u the rest (constant included): (u(0), [(f_i, e_i)])."""
+class LocalFactors(NamedTuple):
+    """K = u·Π f_i^(e_i) near 0: the f_i the irreducible factors over Q that vanish at 0, u the
+    rest (constant included)."""
+
+    unit_at_0: sp.Rational  # u(0)
+    vanishing: list[tuple[sp.Poly, int]]  # (f_i, e_i)
+
+
+def local_factors(K: sp.Poly) -> LocalFactors:
+    """K's :class:`LocalFactors`, from one factorisation."""
     c, factors = factor_list(K)
     unit = c * sp.Mul(*(constant_term(f) ** e for f, e in factors if constant_term(f) != 0))
-    return sp.Rational(unit), [(f, e) for f, e in factors if constant_term(f) == 0]
+    return LocalFactors(sp.Rational(unit), [(f, e) for f, e in factors if constant_term(f) == 0])

@@ -35,6 +35,7 @@ from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
 from .errors import TooLargeError, UndecidedError
 from .expressions import as_variables
+from .factor import LocalFactors, local_factors
 from .newton import NewtonAnalysis, as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
@@ -70,7 +71,8 @@ def from_polynomial(
     variables = as_variables(variables)
     poly = as_polynomial(K, variables, "K")
     h = prior_vector(prior_exponents, len(variables), "prior_exponents")
-    if (crossing := smooth_crossing_rlct(poly, h)) is not None:
+    local = local_factors(poly)
+    if (crossing := smooth_crossing_rlct(poly, h, local)) is not None:
         return crossing  # (x + y + z)^60: one factorisation, not a degenerate Newton polyhedron
     try:
         analysis = newton_step(poly, h)
@@ -79,7 +81,7 @@ def from_polynomial(
             return form  # Σ x_i² in many variables: too many faces, one rank
         raise
     newton = analysis.result
-    return newton if newton.exact else _solve(poly, h, _Budget(), newton, analysis)
+    return newton if newton.exact else _solve(poly, h, _Budget(), newton, analysis, local)
 
 
 def from_ideal(
@@ -109,18 +111,19 @@ def _solve(
     budget: _Budget,
     newton: RLCT,
     analysis: NewtonAnalysis | None = None,
+    local: LocalFactors | None = None,
 ) -> RLCT:
     """Steps 2–4 for K whose Newton result ``newton`` is not exact (a PSD quadratic form
-    first: its rank is λ's, ``rlct.psd``; then smooth factors crossing normally, for K = Σ f_i²
-    from an ideal and for K∘φ after a change)."""
+    first: its rank is λ's, ``rlct.psd``; then what K's factors show: smooth factors crossing
+    normally, for K = Σ f_i² from an ideal and for K∘φ after a change, a power of a quadratic
+    form, a product of linear forms). ``analysis`` and ``local``: K's Newton analysis and
+    factors, when the caller has them."""
     if (form := quadratic_form_rlct(K, h)) is not None:
         return form
-    if (crossing := smooth_crossing_rlct(K, h)) is not None:
-        return crossing
-    if (quadric := quadric_power_rlct(K, h)) is not None:
-        return quadric
-    if (lines := arrangement_rlct(K, h)) is not None:
-        return lines
+    local = local or local_factors(K)
+    for step in (smooth_crossing_rlct, quadric_power_rlct, arrangement_rlct):
+        if (found := step(K, h, local)) is not None:
+            return found
     split = _split(K, h, budget)
     if split is not None:
         return split

@@ -16,7 +16,7 @@ import sympy as sp
 
 from .result import RLCT, Condition
 
-__all__ = ["form_matrix", "psd_rank", "quadratic_form_rlct"]
+__all__ = ["form_matrix", "psd_rank", "quadratic_form_rlct", "uniform_form"]
 
 
 def form_matrix(p: sp.Poly) -> list[list[Fraction]] | None:
@@ -58,15 +58,24 @@ def psd_rank(a: list[list[Fraction]]) -> int | None:
     return rank
 
 
-def quadratic_form_rlct(p: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
-    """λ = r/2, m = 1 for K = xᵀAx with A ⪰ 0 of rank r (module docstring), when the prior
-    exponents of the variables K depends on are 0; None where K is not such a form or a prior
-    exponent there is not 0 (the linear change would move it)."""
+def uniform_form(p: sp.Poly, h: tuple[sp.Rational, ...]) -> list[list[Fraction]] | None:
+    """A restricted to the variables p = xᵀAx involves, when p is a homogeneous quadratic and
+    their prior exponents are 0 (a linear change of them keeps a uniform prior); else None."""
     a = form_matrix(p)
     if a is None:
         return None
     present = [j for j in range(len(a)) if any(a[j])]
     if any(h[j] != 0 for j in present):
+        return None
+    return [[a[i][j] for j in present] for i in present]
+
+
+def quadratic_form_rlct(p: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
+    """λ = r/2, m = 1 for K = xᵀAx with A ⪰ 0 of rank r (module docstring), when the prior
+    exponents of the variables K depends on are 0; None where K is not such a form or a prior
+    exponent there is not 0 (the linear change would move it)."""
+    a = uniform_form(p, h)
+    if a is None:
         return None
     r = psd_rank(a)
     if r is None or r == 0:

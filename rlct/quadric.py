@@ -21,8 +21,8 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .factor import local_factors
-from .psd import form_matrix, psd_rank
+from .factor import LocalFactors, local_factors
+from .psd import psd_rank, uniform_form
 from .ranks import rank_of
 from .result import RLCT, Condition
 
@@ -31,21 +31,20 @@ __all__ = ["quadric_power_rlct"]
 METHOD = "power of a non-degenerate quadratic form: one blow-up of the origin"
 
 
-def quadric_power_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
+def quadric_power_rlct(
+    K: sp.Poly, h: tuple[sp.Rational, ...], local: LocalFactors | None = None
+) -> RLCT | None:
     """λ and m of K = c·u·q^e (module docstring); None when K is not of that form, K < 0 near 0,
-    or a prior exponent of a variable of q is not 0."""
-    unit_at_0, vanishing = local_factors(K)
+    or a prior exponent of a variable of q is not 0. ``local``: K's factors, when the caller has
+    them."""
+    unit_at_0, vanishing = local or local_factors(K)
     if len(vanishing) != 1:
         return None
     q, e = vanishing[0]
-    a = form_matrix(q)
+    a = uniform_form(q, h)
     if a is None:
         return None
-    present = [j for j in range(len(a)) if any(a[j])]
-    if any(h[j] != 0 for j in present):
-        return None
-    a = [[a[i][j] for j in present] for i in present]
-    d = len(present)
+    d = len(a)
     positive, negative = psd_rank(a), psd_rank([[-v for v in row] for row in a])
     if positive == d or negative == d:  # definite
         sign = 1 if positive == d else (-1) ** e

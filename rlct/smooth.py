@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .factor import linear_part, local_factors
+from .factor import LocalFactors, linear_part, local_factors
 from .ranks import rank_of
 from .result import RLCT, Condition
 
@@ -38,11 +38,14 @@ def _coordinate(f: sp.Poly) -> int | None:
     return next(j for j, e in enumerate(f.monoms()[0]) if e)
 
 
-def smooth_crossing_rlct(K: sp.Poly, h: tuple[sp.Rational, ...]) -> RLCT | None:
+def smooth_crossing_rlct(
+    K: sp.Poly, h: tuple[sp.Rational, ...], local: LocalFactors | None = None
+) -> RLCT | None:
     """λ and m of K when its vanishing factors and the prior's coordinates cross normally at 0
     (module docstring); None when K is not of that form, or when every vanishing factor is a
-    coordinate (a monomial times a unit: the Newton polyhedron's case)."""
-    unit_at_0, vanishing = local_factors(K)
+    coordinate (a monomial times a unit: the Newton polyhedron's case). ``local``: K's factors,
+    when the caller has them."""
+    unit_at_0, vanishing = local or local_factors(K)
     if not vanishing or all(_coordinate(f) is not None for f, _ in vanishing):
         return None
     if unit_at_0 <= 0 or any(e % 2 for _, e in vanishing):

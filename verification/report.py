@@ -230,8 +230,6 @@ def write_report(report: Report, out: Path) -> Path:
         "parameter, as σ_bias.",
         "",
         format_table(report.records),
-        "",
-        TARGET_NOTE,
         *(["", notes] if (notes := format_findings(report.records)) else []),
         "",
         "## Closed forms against exact computations",
