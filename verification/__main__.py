@@ -106,11 +106,12 @@ def _check_environment(p: argparse.ArgumentParser, a: argparse.Namespace) -> Non
 
 
 def _print_report(report, settings: Settings, path: Path) -> None:
+    print("\nExact λ against estimates:")
     print(format_table(report.records))
     print(TARGET_NOTE)
     if notes := format_findings(report.records):
         print(f"\n{notes}")
-    print()
+    print("\nClosed forms against exact computations (the smallest counterexample of each):")
     print(format_closed_forms(report.closed_forms))
     print(f"\n{summary_line(report)}")
     print(f"Decision rule: {settings.rule.describe()}.")
