@@ -9,8 +9,9 @@ Order of attempts (each step proves what it claims; a result is exact only if on
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
    A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
-2. Blocks on disjoint variables (:mod:`rlct.blocks`): K = K_1 + K_2 or K_1·K_2, each block
-   solved by this same procedure.
+2. Fewer variables (:mod:`rlct.constant_directions`): K constant along directions that move no
+   prior coordinate is K at some coordinates = 0, solved by this same procedure. Then blocks on
+   disjoint variables (:mod:`rlct.blocks`): K = K_1 + K_2 or K_1·K_2, each block solved so.
 3. Two variables: the plane resolution (:mod:`rlct.plane`), always exact for K ∈ Q[x, y]: toric
    charts along the Newton polygon, followed at real algebraic roots, priors carried through.
 4. Three or more variables: coordinate changes x_k ↦ x_k − r(x_{−k}) read off the factors of the
@@ -33,6 +34,7 @@ from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
+from .constant_directions import Reduction, drop_constant_directions
 from .errors import TooLargeError, UndecidedError
 from .expressions import as_variables
 from .factor import LocalFactors, local_factors
@@ -124,6 +126,8 @@ def _solve(
     for step in (smooth_crossing_rlct, quadric_power_rlct, arrangement_rlct):
         if (found := step(K, h, local)) is not None:
             return found
+    if (reduction := drop_constant_directions(K, h)) is not None:
+        return _after_reduction(reduction, newton, _solve_fresh(reduction.K, reduction.h, budget))
     split = _split(K, h, budget)
     if split is not None:
         return split
@@ -145,6 +149,18 @@ def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLC
     analysis = newton_step(K, h)
     newton = analysis.result
     return newton if newton.exact else _solve(K, h, budget, newton, analysis)
+
+
+def _after_reduction(reduction: Reduction, newton: RLCT, sub: RLCT) -> RLCT:
+    """λ of K from λ of K on fewer variables (:mod:`rlct.constant_directions`): equal, so an
+    exact sub-result is exact for K, and bounds combine with K's own Newton bounds."""
+    names = ", ".join(str(reduction.K.gens[i]) for i in range(len(reduction.kept)))
+    method = f"on {names} (K constant along the other directions): {sub.method}"
+    conditions = (reduction.condition, *sub.conditions)
+    if sub.exact:
+        return RLCT.exact_value(sub.lam, sub.mult, method, conditions)
+    lower, upper = max(newton.lower, sub.lower), min(newton.upper, sub.upper)
+    return RLCT.bounds(lower, upper, method, (*newton.conditions, *conditions))
 
 
 def _split(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT | None:
