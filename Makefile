@@ -18,12 +18,14 @@ $(STAMP): pyproject.toml
 report: $(STAMP)
 	$(PY) -m verification --quick --out report
 
+# The suite runs on one worker per core (pytest-xdist); tests of one xdist_group share a worker.
+TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(PY) -m ruff check rlct numeric verification tests benchmarks notebooks
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 test-all: $(STAMP)
-	$(PY) -m pytest --runslow
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 --runslow
 
 # Benchmarks (minutes to tens of minutes); results go to benchmarks/out/*.json, tables to RESULTS.md
 # through benchmarks/render_results.py. devinterp comes from the `bench` extra.

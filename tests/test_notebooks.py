@@ -39,7 +39,9 @@ def test_notebook_executes(path: Path, tmp_path: Path) -> None:
         nb, km=km, timeout=600, resources={"metadata": {"path": str(path.parent)}}
     )
     try:
-        client.execute(env={"MPLBACKEND": "Agg"})
+        # One torch (OpenMP) thread, as every other test runs (conftest): beside another busy
+        # process, a kernel's spinning OpenMP workers made llc_estimation 10× slower.
+        client.execute(env={"MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1"})
     finally:  # nbclient shuts down only kernels it started itself; this one is ours
         if km.has_kernel:
             km.shutdown_kernel(now=True)

@@ -20,6 +20,9 @@ from numeric import sgld
 from numeric.diagnostics import direction_mixing
 from numeric.findings import check_slow_mixing
 
+# One worker under pytest-xdist, so the module-scoped estimate is computed once.
+pytestmark = pytest.mark.xdist_group("precondition")
+
 
 def _f(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
     return ((x @ p["W"]) ** 2) @ p["V"].T

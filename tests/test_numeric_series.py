@@ -270,6 +270,7 @@ def test_numeric_does_not_import_ray() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.xdist_group("ray")  # one local Ray cluster at a time
 def test_ray_engine_gives_the_same_records() -> None:
     ray = pytest.importorskip("ray", reason="the Ray engine is an optional extra (`ray`)")
     model, data, rec = _trained(steps=30)

@@ -21,6 +21,9 @@ from numeric.result import chain_stats
 from numeric.step_check import MIN_DRAWS, MIN_RELAX, SIGNIFICANT, check_bias, check_lengths
 from numeric.types import CheckDraws, Trace
 
+# One worker under pytest-xdist, so the module-scoped estimate is computed once.
+pytestmark = pytest.mark.xdist_group("step_check")
+
 
 def _linear(n: int = 4000, d: int = 6, seed: int = 0):
     g = torch.Generator().manual_seed(seed)

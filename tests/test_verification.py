@@ -193,6 +193,7 @@ def test_process_pool_gives_the_same_records_as_serial():
     assert [(r.case, r.z) for r in pooled] == [(r.case, r.z) for r in serial]
 
 
+@pytest.mark.xdist_group("ray")  # one local Ray cluster at a time
 def test_ray_engine_gives_the_same_records():
     ray = pytest.importorskip("ray", reason="the Ray engine is an optional extra (`ray`)")
     from verification.distributed import run_on_ray
