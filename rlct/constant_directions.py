@@ -5,8 +5,8 @@ The directions along which K is constant form the linear space
     N = {v ∈ Q^d : v·∇K ≡ 0}   (K(w + t·v) = K(w) for all t, as polynomials),
 
 decided by exact linear algebra on the coefficients of ∂K/∂w_j. Keep only the v with v_j = 0 on
-every coordinate that carries a prior exponent h_j ≠ 0. If N ≠ 0, let P be the pivot columns of
-N's reduced row echelon form (a set of dim N coordinates, none with a prior) and J the others.
+every coordinate that carries a prior exponent h_j ≠ 0. If N ≠ 0, let P be dim N coordinates (none
+with a prior) on which N's basis is the identity, and J the others.
 The linear change w = Σ_{j∈J} w'_j e_j + Σ_l t_l n_l (n_l the basis of N) is invertible with a
 constant Jacobian, leaves the prior Π_{j∈J} |w'_j|^(h_j) in its form, and turns K into
 
@@ -14,7 +14,7 @@ constant Jacobian, leaves the prior Π_{j∈J} |w'_j|^(h_j) in its form, and tur
 
 so ζ(z) = ∫ K^z Π|w_j|^(h_j) dw is a positive constant times the same integral of K(w_J, 0) over
 the |J| = d − dim N variables w_J: λ and m are those of K with w_j = 0 for j ∈ P. Example:
-(x + y − z)⁶ + (2x − y)⁶ is constant along (1, 2, 3); with x = 0 it is a polynomial in (y, z),
+(x + y − z)⁶ + (2x − y)⁶ is constant along (1, 2, 3); with z = 0 it is a polynomial in (x, y),
 which the plane resolution solves exactly.
 """
 
@@ -51,12 +51,13 @@ def drop_constant_directions(K: sp.Poly, h: tuple[sp.Rational, ...]) -> Reductio
     basis = _constant_directions(K, free)
     if not basis:
         return None
-    echelon = _echelon(basis)
-    dropped = {free[next(i for i, c in enumerate(v) if c != 0)] for v in echelon}
+    # rlct.ranks.nullspace gives each basis vector a 1 at its own free column, its last non-zero
+    # entry, where the others are 0: N on those columns is the identity, so they can be dropped.
+    dropped = {free[max(i for i, c in enumerate(v) if c != 0)] for v in basis}
     kept = tuple(j for j in range(len(K.gens)) if j not in dropped)
     gens = [K.gens[j] for j in kept]
     reduced = sp.Poly(K.as_expr().subs({K.gens[j]: 0 for j in dropped}), *gens)
-    directions = "; ".join(_primitive(v, free, len(K.gens)) for v in echelon)
+    directions = "; ".join(_primitive(v, free, len(K.gens)) for v in basis)
     names = ", ".join(f"{K.gens[j]} = 0" for j in sorted(dropped))
     condition = Condition(
         f"K is constant along {directions} (v·∇K ≡ 0, decided over Q), which moves no "
@@ -87,23 +88,6 @@ def _constant_directions(K: sp.Poly, free: list[int]) -> list[list[Fraction]]:
         for a in range(len(free))
     ]
     return nullspace(gram, len(free))
-
-
-def _echelon(basis: list[list[Fraction]]) -> list[list[Fraction]]:
-    """The reduced row echelon form of the rows ``basis`` (independent rows)."""
-    m = [list(v) for v in basis]
-    r = 0
-    for col in range(len(m[0])):
-        p = next((i for i in range(r, len(m)) if m[i][col] != 0), None)
-        if p is None:
-            continue
-        m[r], m[p] = m[p], m[r]
-        m[r] = [a / m[r][col] for a in m[r]]
-        for i in range(len(m)):
-            if i != r and m[i][col] != 0:
-                m[i] = [a - m[i][col] * b for a, b in zip(m[i], m[r])]
-        r += 1
-    return m
 
 
 def _primitive(v: list[Fraction], free: list[int], d: int) -> str:
