@@ -124,7 +124,8 @@ def arrangement_rlct(
     K: sp.Poly, h: tuple[sp.Rational, ...], local: LocalFactors | None = None
 ) -> RLCT | None:
     """λ and m of a product of linear forms (module docstring); None when K is not one, or when
-    its arrangement has more than ``MAX_HYPERPLANES`` hyperplanes. ``local``: K's factors, when the caller has them."""
+    its arrangement has more than ``MAX_HYPERPLANES`` hyperplanes. ``local``: K's factors, when
+    the caller has them."""
     found = _hyperplanes(K, h, local or local_factors(K))
     if found is None or len(found[0]) > MAX_HYPERPLANES:
         return None

@@ -20,13 +20,12 @@ which the plane resolution solves exactly.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
 
-from .ranks import nullspace
+from .ranks import integer_rows, nullspace, primitive
 from .result import Condition
 
 __all__ = ["Reduction", "drop_constant_directions"]
@@ -57,7 +56,7 @@ def drop_constant_directions(K: sp.Poly, h: tuple[sp.Rational, ...]) -> Reductio
     kept = tuple(j for j in range(len(K.gens)) if j not in dropped)
     gens = [K.gens[j] for j in kept]
     reduced = sp.Poly(K.as_expr().subs({K.gens[j]: 0 for j in dropped}), *gens)
-    directions = "; ".join(_primitive(v, free, len(K.gens)) for v in basis)
+    directions = "; ".join(_in_all_coordinates(v, free, len(K.gens)) for v in basis)
     names = ", ".join(f"{K.gens[j]} = 0" for j in sorted(dropped))
     condition = Condition(
         f"K is constant along {directions} (v·∇K ≡ 0, decided over Q), which moves no "
@@ -74,28 +73,18 @@ def _constant_directions(K: sp.Poly, free: list[int]) -> list[list[Fraction]]:
 
     The system has a row per monomial of ∇K; its null space is that of the |free|² Gram matrix
     MᵀM (Mv = 0 ⟺ |Mv|² = 0 over Q), which keeps the elimination small for a K of many terms."""
-    gradient = [K.diff(K.gens[j]).terms() for j in free]
-    scale = 1
-    for terms in gradient:
-        for _, c in terms:
-            scale = sp.ilcm(scale, sp.Rational(c).q)
-    rows: dict[tuple[int, ...], list[int]] = {}
-    for col, terms in enumerate(gradient):
-        for monomial, c in terms:
-            rows.setdefault(monomial, [0] * len(free))[col] = int(c * scale)
-    gram = [
-        [sum(r[a] * r[b] for r in rows.values()) for b in range(len(free))]
-        for a in range(len(free))
-    ]
+    rows: dict[tuple[int, ...], list[object]] = {}
+    for col, j in enumerate(free):
+        for monomial, c in K.diff(K.gens[j]).terms():
+            rows.setdefault(monomial, [0] * len(free))[col] = c
+    m = integer_rows(list(rows.values()))
+    gram = [[sum(r[a] * r[b] for r in m) for b in range(len(free))] for a in range(len(free))]
     return nullspace(gram, len(free))
 
 
-def _primitive(v: list[Fraction], free: list[int], d: int) -> str:
+def _in_all_coordinates(v: list[Fraction], free: list[int], d: int) -> str:
     """v on the coordinates ``free``, written in all d coordinates as a primitive integer vector."""
-    scale = math.lcm(*(c.denominator for c in v))
-    ints = [int(c * scale) for c in v]
-    g = math.gcd(*ints)
-    full = [0] * d
+    full = [Fraction(0)] * d
     for i, j in enumerate(free):
-        full[j] = ints[i] // g
-    return "(" + ", ".join(map(str, full)) + ")"
+        full[j] = v[i]
+    return str(primitive(full))

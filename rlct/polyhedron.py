@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from math import gcd, lcm
+from math import gcd
 from numbers import Integral
 
 from ._validate import exact_rational, items
@@ -49,16 +49,6 @@ def _exponent_vectors(exponents: object) -> list[Vector]:
                 )
         out.append(tuple(int(a) for a in entries))
     return out
-
-
-def _primitive(v: Sequence[Fraction]) -> Vector:
-    """Scale a rational vector to the primitive integer vector with the same direction."""
-    den = lcm(*(x.denominator for x in v))
-    ints = [int(x * den) for x in v]
-    g = 0
-    for x in ints:
-        g = gcd(g, x)
-    return tuple(x // g for x in ints)
 
 
 @dataclass(frozen=True)

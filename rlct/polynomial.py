@@ -154,7 +154,7 @@ def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLC
 def _after_reduction(reduction: Reduction, newton: RLCT, sub: RLCT) -> RLCT:
     """λ of K from λ of K on fewer variables (:mod:`rlct.constant_directions`): equal, so an
     exact sub-result is exact for K, and bounds combine with K's own Newton bounds."""
-    names = ", ".join(str(reduction.K.gens[i]) for i in range(len(reduction.kept)))
+    names = ", ".join(map(str, reduction.K.gens))
     method = f"on {names} (K constant along the other directions): {sub.method}"
     conditions = (reduction.condition, *sub.conditions)
     if sub.exact:
