@@ -129,6 +129,29 @@ r = rlct.from_polynomial(sp.expand((x + y + z**2) ** 2 + y**4 + z**6), (x, y, z)
 print(r)
 assert r.exact and (r.lam, r.mult) == (sp.Rational(11, 12), 1)
 
+# %% [markdown]
+# **A singular surface, squared: (xy − z³)².** K's face polynomial (xy − z³)² vanishes on the
+# torus, so K is degenerate, and no triangular change helps. But f = xy − z³ is non-degenerate
+# *as a hypersurface*: its face polynomials have no singular zero on the torus. A toric resolution
+# of f then gives two kinds of pole: the divisors, with λ_N/2 where λ_N = 1/t(f) = 4/3 (the
+# diagonal meets the edge (1,1,0)–(0,0,3) at t = 3/4), and the smooth points of the surface
+# xy = z³, with 1/2. The smaller wins: λ = 1/2, m = 1. For (x² − y⁴ − z⁶)², λ_N = 11/12 < 1 wins
+# instead: λ = 11/24.
+#
+# **A generator affine in one variable: (x² − y³)² + (y − z²)².** The ideal ⟨x² − y³, y − z²⟩
+# equals ⟨y − z², x² − z⁶⟩ (substitute y = z²), and y' = y − z² is a coordinate: λ = 1/2 +
+# λ((x² − z⁶)²) = 1/2 + 1/3 = 5/6. `from_polynomial` sees the sum of squares as written.
+
+# %%
+for K, expected in [
+    ((x * y - z**3) ** 2, (sp.Rational(1, 2), 1)),
+    ((x**2 - y**4 - z**6) ** 2, (sp.Rational(11, 24), 1)),
+    ((x**2 - y**3) ** 2 + (y - z**2) ** 2, (sp.Rational(5, 6), 1)),
+]:
+    r = rlct.from_polynomial(K, (x, y, z))
+    print(K, "→", r.lam, f"(m = {r.mult}):", r.method)
+    assert r.exact and (r.lam, r.mult) == expected
+
 
 # %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .expressions import MAX_TERMS, check_size
+from .newton import face_polynomial
 from .polyhedron import Face
 
 __all__ = ["MAX_CHANGED_TERMS", "Substitution", "candidate_substitutions"]
@@ -51,13 +52,6 @@ class Substitution:
         return f"{self.variable} ↦ {self.variable - self.shift}"
 
 
-def _face_polynomial(K: sp.Poly, face: Face) -> sp.Expr:
-    pts = set(face.points)
-    return sp.Add(
-        *(c * sp.Mul(*(g**e for g, e in zip(K.gens, m))) for m, c in K.terms() if m in pts)
-    )
-
-
 def candidate_substitutions(
     K: sp.Poly, faces: Sequence[Face], prior: Sequence[sp.Rational]
 ) -> tuple[list[Substitution], list[str]]:
@@ -66,7 +60,7 @@ def candidate_substitutions(
     found: dict[tuple[sp.Symbol, sp.Expr], Substitution] = {}
     blocked: list[str] = []
     for face in faces:
-        _, factors = sp.factor_list(_face_polynomial(K, face), *K.gens)
+        _, factors = sp.factor_list(face_polynomial(K, face), *K.gens)
         for f, _ in factors:
             fp = sp.Poly(f, *K.gens)
             if fp.total_degree() < 1:

@@ -17,9 +17,11 @@ __all__ = [
     "LocalFactors",
     "constant_term",
     "factor_list",
+    "from_flint",
     "linear_part",
     "local_factors",
     "sqf_list",
+    "to_flint",
 ]
 
 Factors = tuple[sp.Rational, list[tuple[sp.Poly, int]]]
@@ -40,18 +42,29 @@ def _by_flint(p: sp.Poly, split: Callable, fallback: Callable[[sp.Poly], Factors
     gens = p.gens
     if p.is_zero or p.is_ground or p.domain not in (sp.ZZ, sp.QQ):
         return fallback(p)  # constants, and domains FLINT is not asked to handle
-    ctx = flint.fmpq_mpoly_ctx.get(tuple(f"v{j}" for j in range(len(gens))), "lex")
-    terms = {m: flint.fmpq(int(sp.Rational(c).p), int(sp.Rational(c).q)) for m, c in p.terms()}
-    content, parts = split(ctx.from_dict(terms))
+    content, parts = split(to_flint(p))
     c = sp.Rational(int(content.p), int(content.q))
     out = []
     for f, e in parts:
-        coeffs = {m: sp.Rational(int(q.p), int(q.q)) for m, q in f.to_dict().items()}
-        den, integral = sp.Poly.from_dict(coeffs, *gens, domain=sp.QQ).clear_denoms(convert=True)
+        den, integral = from_flint(f, gens).clear_denoms(convert=True)
         g, primitive = integral.primitive()
         c *= (sp.Integer(g) / den) ** int(e)
         out.append((primitive, int(e)))
     return c, out
+
+
+def to_flint(p: sp.Poly) -> flint.fmpq_mpoly:
+    """p (over Z or Q) as a FLINT polynomial, its generators named by position."""
+    ctx = flint.fmpq_mpoly_ctx.get(tuple(f"v{j}" for j in range(len(p.gens))), "lex")
+    return ctx.from_dict(
+        {m: flint.fmpq(int(sp.Rational(c).p), int(sp.Rational(c).q)) for m, c in p.terms()}
+    )
+
+
+def from_flint(f: flint.fmpq_mpoly, gens: tuple[sp.Symbol, ...]) -> sp.Poly:
+    """A FLINT polynomial back as a sympy Poly over Q in ``gens`` (:func:`to_flint`'s inverse)."""
+    coeffs = {m: sp.Rational(int(q.p), int(q.q)) for m, q in f.to_dict().items()}
+    return sp.Poly.from_dict(coeffs or {(0,) * len(gens): 0}, *gens, domain=sp.QQ)
 
 
 def constant_term(f: sp.Poly) -> sp.Rational:

@@ -30,6 +30,7 @@ __all__ = [
     "NewtonAnalysis",
     "as_generators",
     "as_polynomial",
+    "face_polynomial",
     "ideal_analysis",
     "ideal_step",
     "newton_analysis",
@@ -80,7 +81,8 @@ def _as_poly(
     return p
 
 
-def _face_expr(p: sp.Poly, face: Face) -> sp.Expr:
+def face_polynomial(p: sp.Poly, face: Face) -> sp.Expr:
+    """p_γ: the terms of p whose exponents lie on the face γ."""
     pts = set(face.points)
     gens = p.gens
     return sp.Add(*(c * sp.Mul(*(g**e for g, e in zip(gens, m))) for m, c in p.terms() if m in pts))
@@ -100,7 +102,7 @@ def _check_nonnegative_faces(p: sp.Poly, poly: NewtonPolyhedron) -> None:
     for face in poly.compact_faces:
         if face.dim == 0:
             continue
-        kg = _face_expr(p, face)
+        kg = face_polynomial(p, face)
         pt = negative_point(kg, p.gens)
         if pt is not None:
             raise NotNonNegativeError(
@@ -184,7 +186,7 @@ def newton_step(p: sp.Poly, h: tuple[sp.Rational, ...]) -> NewtonAnalysis:
     from one), ``h`` from ``prior_vector``, one exponent per generator of ``p``."""
     poly = NewtonPolyhedron(p.monoms(), "K")
     _check_nonnegative_faces(p, poly)
-    systems = [(f, [_face_expr(p, f)]) for f in poly.compact_faces]
+    systems = [(f, [face_polynomial(p, f)]) for f in poly.compact_faces]
     order = min(sum(m) for m in p.monoms())
     return _analyse(poly, systems, p.gens, h, True, 1, order, "polynomial K")
 
@@ -210,7 +212,8 @@ def ideal_step(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> NewtonAn
     """:func:`ideal_analysis` for generators already validated (:func:`as_generators`)."""
     poly = NewtonPolyhedron([m for p in polys for m in p.monoms()], "the ideal ⟨f_i⟩")
     systems = [
-        (f, [e for e in (_face_expr(p, f) for p in polys) if e != 0]) for f in poly.compact_faces
+        (f, [e for e in (face_polynomial(p, f) for p in polys) if e != 0])
+        for f in poly.compact_faces
     ]
     order = 2 * min(sum(m) for p in polys for m in p.monoms())
     return _analyse(poly, systems, polys[0].gens, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")

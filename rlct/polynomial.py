@@ -5,7 +5,10 @@ Order of attempts (each step proves what it claims; a result is exact only if on
 0. Smooth hypersurfaces crossing normally (:mod:`rlct.smooth`): K = unit·Π f_i^(e_i) with
    factors whose gradients at 0 are independent, exact from one factorisation. (After a
    degenerate Newton step, also a power of a non-degenerate quadratic form, :mod:`rlct.quadric`,
-   and any product of linear forms, :mod:`rlct.arrangement`.)
+   any product of linear forms, :mod:`rlct.arrangement`, and a power of a hypersurface whose own
+   Newton polyhedron is non-degenerate, :mod:`rlct.hypersurface`.) An ideal, or K written as a
+   sum of positive multiples of squares, with a generator c·v + r(w_{−v}) loses v first
+   (:mod:`rlct.elimination`: λ = 1/2 + λ of the rest).
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
    A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
@@ -35,9 +38,11 @@ from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
+from .elimination import Elimination, eliminate_affine_generator, square_generators
 from .errors import TooLargeError, UndecidedError
-from .expressions import as_variables
+from .expressions import as_expression, as_variables
 from .factor import LocalFactors, local_factors
+from .hypersurface import hypersurface_power_rlct
 from .newton import NewtonAnalysis, as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
@@ -71,7 +76,8 @@ def from_polynomial(
     evaluated), validated and size-bounded as :func:`rlct.newton_analysis` does.
     """
     variables = as_variables(variables)
-    poly = as_polynomial(K, variables, "K")
+    expr = as_expression(K, "K", variables)
+    poly = as_polynomial(expr, variables, "K")
     h = prior_vector(prior_exponents, len(variables), "prior_exponents")
     local = local_factors(poly)
     if (crossing := smooth_crossing_rlct(poly, h, local)) is not None:
@@ -83,7 +89,12 @@ def from_polynomial(
             return form  # Σ x_i² in many variables: too many faces, one rank
         raise
     newton = analysis.result
-    return newton if newton.exact else _solve(poly, h, _Budget(), newton, analysis, local)
+    if newton.exact:
+        return newton
+    squares = square_generators(expr, variables)
+    if squares is not None and (elimination := eliminate_affine_generator(squares, h)):
+        return _after_elimination(elimination, newton)
+    return _solve(poly, h, _Budget(), newton, analysis, local)
 
 
 def from_ideal(
@@ -100,11 +111,33 @@ def from_ideal(
     variables = as_variables(variables)
     polys = as_generators(generators, variables)
     h = prior_vector(prior_exponents, len(variables), "prior_exponents")
+    return _solve_ideal(polys, h)
+
+
+def _solve_ideal(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
+    """:func:`from_ideal` for validated generators: Newton, then a generator affine in one
+    variable eliminated (:mod:`rlct.elimination`), then K = Σ f_i² through :func:`_solve`."""
     newton = ideal_step(polys, h).result
     if newton.exact:
         return newton
+    if (elimination := eliminate_affine_generator(polys, h)) is not None:
+        return _after_elimination(elimination, newton)
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     return _solve(K, h, _Budget(), newton)
+
+
+def _after_elimination(elimination: Elimination, newton: RLCT) -> RLCT:
+    """λ = 1/2 + λ(rest), m = m(rest) (:mod:`rlct.elimination`); bounds combine with Newton's."""
+    half, cond = sp.Rational(1, 2), elimination.condition
+    v = elimination.variable
+    if not elimination.rest:
+        return RLCT.exact_value(half, 1, f"{v} eliminated: ⟨{v}'⟩ alone", (cond,))
+    sub = _solve_ideal(elimination.rest, elimination.h)
+    method = f"{v} eliminated, 1/2 + λ of the rest: {sub.method}"
+    if sub.exact:
+        return RLCT.exact_value(half + sub.lam, sub.mult, method, (cond, *sub.conditions))
+    lower, upper = max(newton.lower, half + sub.lower), min(newton.upper, half + sub.upper)
+    return RLCT.bounds(lower, upper, method, (*newton.conditions, cond, *sub.conditions))
 
 
 def _solve(
@@ -123,7 +156,8 @@ def _solve(
     if (form := quadratic_form_rlct(K, h)) is not None:
         return form
     local = local or local_factors(K)
-    for step in (smooth_crossing_rlct, quadric_power_rlct, arrangement_rlct):
+    steps = (smooth_crossing_rlct, quadric_power_rlct, arrangement_rlct, hypersurface_power_rlct)
+    for step in steps:
         if (found := step(K, h, local)) is not None:
             return found
     if (reduction := drop_constant_directions(K, h)) is not None:
