@@ -166,7 +166,7 @@ def test_the_printed_table_shows_what_the_estimate_is_compared_with(
     assert cli.main(["--quick", "--out", str(tmp_path / "r"), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     # K = w² has m = 1: the target is λ = 1/2 itself, with no systematic σ_bias
-    assert "| 0.500 ± 0.000 (λ − (m−1)/log nβ) |" in printed
+    assert "| 0.500 ± 0 (λ − (m−1)/log nβ) |" in printed
     assert "compared with λ_target, not with λ" in printed
     assert "Exact λ against estimates:" in printed  # each table has a title
     assert "Closed forms against exact computations" in printed

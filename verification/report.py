@@ -101,7 +101,9 @@ def _compared_with(r: CrossCheck) -> str:
     if r.target is None:
         return "—"
     source = "λ_β" if r.reference is not None else "λ − (m−1)/log nβ"
-    return f"{_fmt(r.target)} ± {_fmt(r.bias_sigma)} ({source})"
+    sigma = r.bias_sigma  # two significant digits: a quadrature error of 3·10⁻⁵ is not "0.000"
+    shown = "—" if sigma is None or not math.isfinite(sigma) else f"{sigma:.2g}"
+    return f"{_fmt(r.target)} ± {shown} ({source})"
 
 
 def format_table(records: Sequence[CrossCheck]) -> str:
