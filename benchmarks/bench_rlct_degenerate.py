@@ -1,14 +1,17 @@
-"""How often ``rlct.from_polynomial`` is exact on random degenerate K, with the hypersurface and
-elimination steps off and on, and whether the exact values agree with an independent one.
+"""How often ``rlct.from_polynomial`` is exact on random degenerate K, with the hypersurface,
+elimination and linear-change steps off and on, and whether the exact values agree with an
+independent one.
 
 Usage: ``python benchmarks/bench_rlct_degenerate.py [--cases N] [--seed S]``. Families:
 
 * ``f² in 3 variables``: f a random sparse polynomial (2–4 terms, coefficients ±1..3), half of
   them disguised by x ↦ x + c·y^a z^b; a prior |w_j| on some coordinates. Reference: the value
   with both steps off (equal where exact, inside the bounds otherwise).
-* ``f₁² + f₂² in 3 variables``, f₁ = c·y + r(x, z) affine in y, written as a sum of squares.
+* ``f₁² + f₂² in 3 variables``, f₁ = (c + a·x or a·z)·y + r(x, z) affine in y, written as a sum of squares.
   Reference: the same.
-* ``f² in 2 variables`` and ``⟨c·y + r(x), g⟩``: the plane resolution (an independent exact method).
+* ``Σ g_i²``, each g_i a product of powers of three random independent linear forms. Reference:
+  the same.
+* ``f² in 2 variables`` and ``⟨(c + a·x)·y + r(x), g⟩``: the plane resolution (an independent exact method).
 
 Prints a Markdown table and writes ``benchmarks/out/bench_rlct_degenerate.json``.
 """
@@ -35,14 +38,20 @@ COEFFS = (-3, -2, -1, 1, 2, 3)
 
 @contextmanager
 def steps_off() -> Iterator[None]:
-    """Both new steps switched off inside ``rlct.polynomial``."""
-    saved = pipeline.hypersurface_power_rlct, pipeline.eliminate_affine_generator
-    pipeline.hypersurface_power_rlct = lambda *a, **k: None
-    pipeline.eliminate_affine_generator = lambda *a, **k: None
+    """The three new steps switched off inside ``rlct.polynomial``."""
+    names = (
+        "hypersurface_power_rlct",
+        "eliminate_affine_generator",
+        "monomial_after_linear_change",
+    )
+    saved = [getattr(pipeline, n) for n in names]
+    for n in names:
+        setattr(pipeline, n, lambda *a, **k: None)
     try:
         yield
     finally:
-        pipeline.hypersurface_power_rlct, pipeline.eliminate_affine_generator = saved
+        for n, step in zip(names, saved):
+            setattr(pipeline, n, step)
 
 
 def _random(rng: random.Random, gens: tuple[sp.Symbol, ...], terms: int, deg: int) -> sp.Expr:
@@ -72,10 +81,21 @@ def square_3d(rng: random.Random) -> tuple[sp.Expr, list]:
 def two_squares_3d(rng: random.Random) -> tuple[sp.Expr, list]:
     while True:
         r = _random(rng, (x, z), rng.randint(1, 2), 3)
-        f1 = rng.choice((1, 2, -3)) * y + r - r.subs({x: 0, z: 0})
+        unit = rng.choice((1, 2, -3)) + rng.choice((0, 0, 1, -2)) * rng.choice((x, z))
+        f1 = unit * y + r - r.subs({x: 0, z: 0})
         f2 = _random(rng, (x, y, z), rng.randint(1, 3), 4)
         if _vanishes_at_0(f2, (x, y, z)):
             return f1**2 + f2**2, [rng.choice((0, 0, 1)), 0, rng.choice((0, 0, 1))]
+
+
+def linear_products_3d(rng: random.Random) -> tuple[sp.Expr, list]:
+    while True:
+        forms = [sum(rng.randint(-2, 2) * v for v in (x, y, z)) for _ in range(3)]
+        if sp.Matrix([[f.coeff(v) for v in (x, y, z)] for f in forms]).det() != 0:
+            break
+    gens = [sp.Mul(*(f ** rng.randint(0, 2) for f in forms)) for _ in range(rng.randint(2, 3))]
+    gens = [g for g in gens if g != 1] or [forms[0]]
+    return sp.Add(*(g**2 for g in gens)), [0, 0, 0]
 
 
 def _compare(new: rlct.RLCT, ref: rlct.RLCT) -> bool:
@@ -109,7 +129,7 @@ def _nothing() -> Iterator[None]:
 
 def run_plane(n: int, rng: random.Random) -> list[dict]:
     out = []
-    for name in ("f² in 2 variables (hypersurface step)", "⟨c·y + r(x), g⟩ (elimination)"):
+    for name in ("f² in 2 variables (hypersurface step)", "⟨(c + a·x)·y + r(x), g⟩ (elimination)"):
         answered = agree = 0
         t0 = time.perf_counter()
         for _ in range(n):
@@ -124,7 +144,8 @@ def run_plane(n: int, rng: random.Random) -> list[dict]:
                 else:
                     g = _random(rng, (x, y), rng.randint(1, 3), 5)
                     if _vanishes_at_0(g, (x, y)):
-                        f = rng.choice((1, 2, -3)) * y + rng.choice(COEFFS) * x ** rng.randint(1, 4)
+                        unit = rng.choice((1, 2, -3)) + rng.choice((0, 0, 1, -2)) * x
+                        f = unit * y + rng.choice(COEFFS) * x ** rng.randint(1, 4)
                         K = sp.Poly(f**2 + g**2, x, y)
                         r = rlct.from_ideal([f, g], [x, y], h)
                         break
@@ -149,6 +170,7 @@ def main() -> None:
     rows = [
         run_3d("f² in 3 variables", square_3d, args.cases, rng),
         run_3d("f₁² + f₂², f₁ affine in y", two_squares_3d, args.cases, rng),
+        run_3d("Σ (products of 3 independent linear forms)²", linear_products_3d, args.cases, rng),
     ]
     print("| family | cases | exact, steps off | exact, steps on | consistent | time off / on |")
     print("|---|---|---|---|---|---|")

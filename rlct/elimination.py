@@ -1,10 +1,14 @@
 """λ of an ideal one of whose generators is affine in a variable: eliminate that variable.
 
-Let f_1 = c·v + r with c ∈ Q∖{0} and r free of v, and let v carry no prior exponent (h_v = 0).
-Then ⟨f_1, f_2, …⟩ = ⟨f_1, g_2, …⟩ with g_i = f_i(v = −r/c), which is free of v (f_i − g_i is
-divisible by v + r/c). Sums of squares of two generating sets of one ideal bound each other near
-0, so K = Σ f_i² and f_1² + Σ g_i² share λ and m. In the coordinates v' = f_1/c (Jacobian 1, the
-prior unchanged) the ideal is ⟨v'⟩ + ⟨g_i⟩ on disjoint variables, hence
+Let f_1 = u·v + r with u, r free of v, u(0) ≠ 0 (a constant, or a unit near 0), and let v carry no
+prior exponent (h_v = 0). Near 0, v = −r/u solves f_1 = 0, and for f_i of degree d_i in v
+
+    g_i = u^(d_i)·f_i(v = −r/u),   a polynomial free of v,
+
+satisfies u^(d_i)·f_i − g_i ∈ ⟨f_1⟩, so ⟨f_1, f_2, …⟩ = ⟨f_1, g_2, …⟩ in the local ring (u is a
+unit there). Sums of squares of two generating sets of one ideal bound each other near 0, so
+K = Σ f_i² and f_1² + Σ g_i² share λ and m. The coordinates (f_1, w_{−v}) have Jacobian u, a unit,
+and leave the prior unchanged, and in them the ideal is ⟨v'⟩ + ⟨g_i⟩ on disjoint variables:
 
     λ(K) = 1/2 + λ(Σ g_i²),  m(K) = m(Σ g_i²)   (λ = 1/2, m = 1 when every g_i is 0).
 
@@ -45,9 +49,9 @@ class Elimination:
         v, f = self.variable, self.generator.as_expr()
         rest = ", ".join(str(g.as_expr()) for g in self.rest) or "nothing"
         return Condition(
-            f"the generator {f} is affine in {v} with a constant coefficient and {v} carries no "
-            f"prior exponent: the ideal is ⟨{f}⟩ + ⟨{rest}⟩ with the rest free of {v}, and {v} ↦ "
-            f"{f} is a change of coordinates with Jacobian a constant",
+            f"the generator {f} is affine in {v} with a coefficient that is not 0 at 0, and {v} "
+            f"carries no prior exponent: near 0 the ideal is ⟨{f}⟩ + ⟨{rest}⟩ with the rest free "
+            f"of {v}, and {v} ↦ {f} is a change of coordinates whose Jacobian is a unit",
             True,
         )
 
@@ -55,22 +59,22 @@ class Elimination:
 def eliminate_affine_generator(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]
 ) -> Elimination | None:
-    """The first generator affine in a prior-free variable with a constant coefficient, that
-    variable eliminated from the others (module docstring); None when there is none or the
-    substitution grows past ``MAX_CHANGED_TERMS`` terms."""
+    """The first generator affine in a prior-free variable v whose coefficient is not 0 at 0,
+    that variable eliminated from the others (module docstring); None when there is none or a
+    substitution would grow past the limits (:func:`_substitute`)."""
     gens = polys[0].gens
     for i, f in enumerate(polys):
         for j, v in enumerate(gens):
             if h[j] != 0 or f.degree(v) != 1:
                 continue
-            coefficient = f.diff(v)
-            if not coefficient.is_ground:
+            unit = f.diff(v)
+            if unit.coeff_monomial((0,) * len(gens)) == 0:
                 continue
+            minus_r = unit * sp.Poly(v, *gens) - f
             others = tuple(x for x in gens if x != v)
-            root = -(f - coefficient * sp.Poly(v, *gens)) * (1 / coefficient.LC())
             rest = []
             for g in (*polys[:i], *polys[i + 1 :]):
-                reduced = _substitute(g, j, root)
+                reduced = _substitute(g, j, minus_r, unit)
                 if reduced is None:
                     return None
                 if not reduced.is_zero:
@@ -80,21 +84,23 @@ def eliminate_affine_generator(
     return None
 
 
-def _substitute(g: sp.Poly, j: int, root: sp.Poly) -> sp.Poly | None:
-    """g with its j-th generator replaced by ``root`` (free of it), by Horner's rule in that
-    generator over FLINT; None, before the work is done, when a product would exceed
-    ``MAX_PRODUCT_TERMS`` term pairs or a result ``MAX_CHANGED_TERMS`` terms."""
+def _substitute(g: sp.Poly, j: int, minus_r: sp.Poly, unit: sp.Poly) -> sp.Poly | None:
+    """u^d·g(v = −r/u) = Σ_k c_k·(−r)^k·u^(d−k) for g = Σ_k c_k·v^k of degree d in v (the j-th
+    generator; r, u free of it), by Horner's rule over FLINT; None, before the work is done, when
+    a product would form more than ``MAX_PRODUCT_TERMS`` term pairs, or when a result has more than
+    ``MAX_CHANGED_TERMS`` terms."""
     by_power: dict[int, dict[tuple[int, ...], sp.Rational]] = {}
     for m, c in g.terms():
         by_power.setdefault(m[j], {})[(*m[:j], 0, *m[j + 1 :])] = c
-    fr = to_flint(root)
-    out = fr * 0
+    fr, fu = to_flint(minus_r), to_flint(unit)
+    out, u_power = fr * 0, fu**0
     for k in range(max(by_power), -1, -1):
-        if len(out) * len(fr) > MAX_PRODUCT_TERMS:
+        if (len(out) * len(fr) + len(u_power) * len(fu)) > MAX_PRODUCT_TERMS:
             return None
         c = by_power.get(k)
-        out = out * fr + (to_flint(sp.Poly.from_dict(c, *g.gens)) if c else 0)
-        if len(out) > MAX_CHANGED_TERMS:
+        out = out * fr + (to_flint(sp.Poly.from_dict(c, *g.gens)) * u_power if c else 0)
+        u_power = u_power * fu
+        if len(out) > MAX_CHANGED_TERMS or len(u_power) > MAX_CHANGED_TERMS:
             return None
     return from_flint(out, g.gens)
 

@@ -7,8 +7,9 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    degenerate Newton step, also a power of a non-degenerate quadratic form, :mod:`rlct.quadric`,
    any product of linear forms, :mod:`rlct.arrangement`, and a power of a hypersurface whose own
    Newton polyhedron is non-degenerate, :mod:`rlct.hypersurface`.) An ideal, or K written as a
-   sum of positive multiples of squares, with a generator c·v + r(w_{−v}) loses v first
-   (:mod:`rlct.elimination`: λ = 1/2 + λ of the rest).
+   sum of positive multiples of squares, with a generator u·v + r(w_{−v}) (u(0) ≠ 0) loses v
+   first (:mod:`rlct.elimination`: λ = 1/2 + λ of the rest); one whose generators are products
+   of independent linear forms is a monomial ideal after a linear change (:mod:`rlct.linear_change`).
 1. The Newton polyhedron of K as written (:mod:`rlct.newton`): exact when K is non-degenerate.
    A positive semi-definite quadratic form that is not (or has too many faces) is exact by its
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
@@ -43,6 +44,7 @@ from .errors import TooLargeError, UndecidedError
 from .expressions import as_expression, as_variables
 from .factor import LocalFactors, local_factors
 from .hypersurface import hypersurface_power_rlct
+from .linear_change import monomial_after_linear_change
 from .newton import NewtonAnalysis, as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
@@ -92,8 +94,8 @@ def from_polynomial(
     if newton.exact:
         return newton
     squares = square_generators(expr, variables)
-    if squares is not None and (elimination := eliminate_affine_generator(squares, h)):
-        return _after_elimination(elimination, newton)
+    if squares is not None and (shortcut := _ideal_shortcut(squares, h, newton)) is not None:
+        return shortcut
     return _solve(poly, h, _Budget(), newton, analysis, local)
 
 
@@ -120,10 +122,25 @@ def _solve_ideal(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
     newton = ideal_step(polys, h).result
     if newton.exact:
         return newton
-    if (elimination := eliminate_affine_generator(polys, h)) is not None:
-        return _after_elimination(elimination, newton)
+    if (shortcut := _ideal_shortcut(polys, h, newton)) is not None:
+        return shortcut
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     return _solve(K, h, _Budget(), newton)
+
+
+def _ideal_shortcut(
+    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], newton: RLCT
+) -> RLCT | None:
+    """What the generators show before they are squared and summed: one affine in a variable
+    (:mod:`rlct.elimination`), or all products of independent linear forms
+    (:mod:`rlct.linear_change`, a monomial ideal, always exact). None when neither applies."""
+    if (elimination := eliminate_affine_generator(polys, h)) is not None:
+        return _after_elimination(elimination, newton)
+    if (change := monomial_after_linear_change(polys, h)) is not None:
+        mono = ideal_step(change.generators, change.h).result
+        method = f"linear change to a monomial ideal: {mono.method}"
+        return RLCT.exact_value(mono.lam, mono.mult, method, (change.condition, *mono.conditions))
+    return None
 
 
 def _after_elimination(elimination: Elimination, newton: RLCT) -> RLCT:

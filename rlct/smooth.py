@@ -26,12 +26,12 @@ from .factor import LocalFactors, linear_part, local_factors
 from .ranks import rank_of
 from .result import RLCT, Condition
 
-__all__ = ["smooth_crossing_rlct"]
+__all__ = ["coordinate_index", "smooth_crossing_rlct"]
 
 METHOD = "smooth normal crossing: factors of K with independent gradients at 0"
 
 
-def _coordinate(f: sp.Poly) -> int | None:
+def coordinate_index(f: sp.Poly) -> int | None:
     """j when f is the coordinate x_j (a primitive factor, so with coefficient 1), else None."""
     if len(f.terms()) != 1 or f.total_degree() != 1:
         return None
@@ -46,14 +46,14 @@ def smooth_crossing_rlct(
     coordinate (a monomial times a unit: the Newton polyhedron's case). ``local``: K's factors,
     when the caller has them."""
     unit_at_0, vanishing = local or local_factors(K)
-    if not vanishing or all(_coordinate(f) is not None for f, _ in vanishing):
+    if not vanishing or all(coordinate_index(f) is not None for f, _ in vanishing):
         return None
     if unit_at_0 <= 0 or any(e % 2 for _, e in vanishing):
         return None  # K changes sign or is ≤ 0 near 0: not a K ≥ 0 of this form
     prior = {j: hj for j, hj in enumerate(h) if hj != 0}
     rows, ratios = [], []
     for f, e in vanishing:
-        j = _coordinate(f)
+        j = coordinate_index(f)
         hj = prior.pop(j, sp.Integer(0)) if j is not None else sp.Integer(0)
         rows.append(linear_part(f))
         ratios.append((hj + 1) / sp.Integer(e))

@@ -51,7 +51,7 @@ def test_the_eliminated_variable_may_not_carry_a_prior() -> None:
     assert eliminate_affine_generator(polys, (ZERO, sp.Integer(1))) is None
 
 
-def test_a_non_constant_coefficient_is_not_eliminated() -> None:
+def test_a_coefficient_that_vanishes_at_0_is_not_eliminated() -> None:
     polys = [sp.Poly(f, x, y, z) for f in (x * y - z**2, x**2)]
     assert eliminate_affine_generator(polys, (ZERO,) * 3) is None
 
@@ -80,18 +80,28 @@ _coefficient = st.sampled_from([-3, -2, -1, 1, 2, 3])
 @given(
     st.lists(st.tuples(st.integers(1, 4), _coefficient), min_size=1, max_size=2),
     st.sampled_from([1, 2, -3]),
+    st.sampled_from([0, 0, 1, -2]),
     st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), _coefficient), min_size=1, max_size=3),
     st.sampled_from([ZERO, ZERO, sp.Integer(1), R(1, 2)]),
 )
-def test_two_variables_agree_with_the_plane_resolution(r_terms, c, g_terms, hx) -> None:
-    """⟨c·y + r(x), g(x, y)⟩ under |x|^h: λ and m equal the plane resolution's for K = f² + g²
-    (an independent exact method)."""
-    f = c * y + sum(a * x**k for k, a in r_terms)
-    g = sp.expand(sum((a * x**i * y**j for i, j, a in g_terms if i + j > 0), ZERO))
+def test_two_variables_agree_with_the_plane_resolution(r_terms, c, a, g_terms, hx) -> None:
+    """⟨(c + a·x)·y + r(x), g(x, y)⟩ under |x|^h (the coefficient of y a unit near 0): λ and m
+    equal the plane resolution's for K = f² + g² (an independent exact method)."""
+    f = (c + a * x) * y + sum(b * x**k for k, b in r_terms)
+    g = sp.expand(sum((b * x**i * y**j for i, j, b in g_terms if i + j > 0), ZERO))
     assume(g != 0)
     r = rlct.from_ideal([f, g], [x, y], [hx, 0])
-    plane = resolve_plane(sp.Poly(f**2 + g**2, x, y), (hx, ZERO))
+    plane = resolve_plane(sp.Poly(sp.expand(f**2 + g**2), x, y), (hx, ZERO))
     assert (r.exact, r.lam, r.mult) == (True, plane.lam, plane.mult)
+
+
+def test_a_unit_coefficient_is_eliminated_through_its_power() -> None:
+    # f = (1 + x)·y − x², g = y²: v = x²/(1 + x), and (1 + x)²·g(v) = x⁴.
+    polys = [sp.Poly(f, x, y) for f in ((1 + x) * y - x**2, y**2)]
+    elim = eliminate_affine_generator(polys, (ZERO, ZERO))
+    assert elim is not None and elim.rest == (sp.Poly(x**4, x),)
+    r = rlct.from_ideal([(1 + x) * y - x**2, y**2], [x, y])
+    assert (r.exact, r.lam, r.mult) == (True, R(1, 2) + R(1, 8), 1)
 
 
 @pytest.mark.parametrize("h", [(0, 0, 0), (1, 0, 0)])

@@ -1,4 +1,4 @@
-"""K = unit·f^e for a hypersurface f that is Newton non-degenerate itself (rlct.hypersurface)."""
+"""K = unit·x^b·f^e for a hypersurface f that is Newton non-degenerate itself (rlct.hypersurface)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ def _step(K: sp.Expr, gens: tuple[sp.Symbol, ...], h: tuple[int, ...] | None = N
         # f = x⁴ − y⁴z⁴: t·(1,1,1) = (2,2,2) is the midpoint of the compact edge (4,0,0)–(0,4,4),
         # so λ_N = 1/2 with m = 3 − 1 = 2; three factors over Q, one exponent.
         ((x**4 - y**4 * z**4) ** 2, (x, y, z), R(1, 4), 2),
+        # A monomial beside f: P(K) = (2, 6, 0) + 2·conv{(3, 1, 0), (0, 0, 4)} has vertices
+        # (8, 8, 0) and (2, 6, 8); the diagonal meets (2 + 6a, 6 + 2a, 8 − 8a) + R₊e_x at a = 1/5,
+        # t = 32/5, on a face of dimension 2: λ_N = 5/32 < 1/2, m = 1.
+        (x**2 * y**6 * (x**3 * y - z**4) ** 2, (x, y, z), R(5, 32), 1),
         # f > 0 off 0 (x⁴ + y⁴ − x²y² ≥ (x⁴ + y⁴)/2): no real zeros, λ = λ_N/2 = 3/8 with
         # f ≍ x⁴ + y⁴ + z⁴. K's own face condition is undecided, f's is not.
         ((x**4 + y**4 + z**4 - x**2 * y**2) ** 2, (x, y, z), R(3, 8), 1),
@@ -63,7 +67,8 @@ def test_a_prior_enters_through_the_newton_distance() -> None:
     "K",
     [
         ((x - y) ** 2 - z**3) ** 2,  # the edge polynomial (x − y)² has singular zeros at x = y
-        (x**2 - y**2) ** 2,  # (x − y)(x + y): λ_N = 1 ties with the strict transform's 1
+        (x**2 - y**2) ** 2,  # (x − y)(x + y): λ_N = 1/2 ties with the strict transform's 1/2
+        x**2 * y**4 * (1 + x + y**2) ** 4,  # a monomial times a unit: the Newton step's case
         (x * y - z**3) ** 3,  # odd power
         (x * y - z**3) ** 2 * (x - z) ** 4,  # two exponents
         -((x * y - z**3) ** 2),  # K ≤ 0

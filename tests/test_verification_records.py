@@ -134,3 +134,9 @@ def test_the_table_names_the_target_z_used_and_its_sigma() -> None:
     assert (
         "| 0.40 |" in table and "| 0.89 |" in table
     )  # 0.05/√(0.01² + 0.125²), 0.02/√(0.01² + 0.02²)
+
+
+def test_a_tiny_sigma_is_not_printed_as_zero() -> None:
+    from verification.report import _fmt_sigma
+
+    assert [_fmt_sigma(s) for s in (0.0, 3e-5, 0.0125, None)] == ["0", "3.0e-05", "0.013", "—"]

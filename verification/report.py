@@ -101,9 +101,17 @@ def _compared_with(r: CrossCheck) -> str:
     if r.target is None:
         return "—"
     source = "λ_β" if r.reference is not None else "λ − (m−1)/log nβ"
-    sigma = r.bias_sigma  # two significant digits: a quadrature error of 3·10⁻⁵ is not "0.000"
-    shown = "—" if sigma is None or not math.isfinite(sigma) else f"{sigma:.2g}"
-    return f"{_fmt(r.target)} ± {shown} ({source})"
+    return f"{_fmt(r.target)} ± {_fmt_sigma(r.bias_sigma)} ({source})"
+
+
+def _fmt_sigma(sigma: float | None) -> str:
+    """σ_bias as 0, to three decimals, or below 0.001 in scientific notation (a quadrature error
+    of 3·10⁻⁵ is not "0.000", which reads as no error at all)."""
+    if sigma is None or not math.isfinite(sigma):
+        return "—"
+    if sigma == 0:
+        return "0"
+    return f"{sigma:.3f}" if sigma >= 0.001 else f"{sigma:.1e}"
 
 
 def format_table(records: Sequence[CrossCheck]) -> str:
