@@ -95,11 +95,16 @@ def test_undecided_condition_is_reported_not_guessed():
     # f = x⁴ + y⁴ + z⁴ − x²y² ≥ (x⁴ + y⁴)/2 + z⁴ has no real zero but x²y² (odd sign, not a square
     # form) defeats every certificate the decision procedure has: the result must say
     # "undecided", not guess. True λ(f²) = RLCT(f)/2 = (3/4)/2 = 3/8 = the Newton value.
-    r = rlct.from_ideal([x**4 + y**4 + z**4 - x**2 * y**2], (x, y, z))
+    f = x**4 + y**4 + z**4 - x**2 * y**2
+    r = rlct.ideal_analysis([f], (x, y, z)).result
     assert not r.exact
     assert any(c.status is None for c in r.conditions)
     assert r.lower <= R(3, 8) <= r.upper
     assert r.upper == R(3, 8)
+    # f's own conditions (no singular zero, no real zero on the torus) are decided: from_ideal
+    # reaches 3/8 exactly through rlct.hypersurface.
+    full = rlct.from_ideal([f], (x, y, z))
+    assert (full.exact, full.lam, full.mult) == (True, R(3, 8), 1)
 
 
 # A quadratic form negative only on a thin cone around (3, 17, 29): K(3, 17, 29) = −1139/10⁶.
