@@ -124,24 +124,31 @@ def _analyse(
     scale: int,
     order: int,
     label: str,
+    stop_at_degenerate: bool = False,
 ) -> NewtonAnalysis:
-    """Shared core: distance, face at t·τ, per-face conditions, and the result λ = 1/(scale·t)."""
+    """Shared core: distance, face at t·τ, per-face conditions, and the result λ = 1/(scale·t).
+    With ``stop_at_degenerate``, the faces after the first proven degenerate one are listed as
+    not checked (status None): the result is bounds either way, and deciding them costs most."""
     tau = tuple(x + 1 for x in h)
     t = poly.distance([Fraction(int(x.p), int(x.q)) for x in tau])
     t_sym = sp.Rational(t.numerator, t.denominator)
     face = poly.face_at_distance([Fraction(int(x.p), int(x.q)) for x in tau])
     mult = poly.dim - face.dim
     checks = []
+    degenerate = False
     for f, system in face_systems:
         if f.dim == 0:
             continue  # a vertex carries a single monomial, which has no torus zero
-        zero = has_real_torus_zero(system, variables, f.points, nonnegative)
-        status = None if zero is None else (not zero)
         what = "K_γ" if nonnegative else "the system f_{i,γ} = 0"
         where = "conv{" + ", ".join(map(str, f.points)) + "}"
-        checks.append(
-            (f, Condition(f"{what} has no zero in (R∖{{0}})^d on the face γ = {where}", status))
-        )
+        statement = f"{what} has no zero in (R∖{{0}})^d on the face γ = {where}"
+        if degenerate:
+            checks.append((f, Condition(f"{statement} (not checked: a face is degenerate)", None)))
+            continue
+        zero = has_real_torus_zero(system, variables, f.points, nonnegative)
+        status = None if zero is None else (not zero)
+        degenerate = stop_at_degenerate and status is False
+        checks.append((f, Condition(statement, status)))
     lam = 1 / (scale * t_sym)
     conds = tuple(c for _, c in checks)
     if all(c.status is True for c in conds):
@@ -181,14 +188,17 @@ def newton_analysis(
     return newton_step(p, h)
 
 
-def newton_step(p: sp.Poly, h: tuple[sp.Rational, ...]) -> NewtonAnalysis:
+def newton_step(
+    p: sp.Poly, h: tuple[sp.Rational, ...], stop_at_degenerate: bool = False
+) -> NewtonAnalysis:
     """:func:`newton_analysis` for K already validated: ``p`` from :func:`as_polynomial` (or built
-    from one), ``h`` from ``prior_vector``, one exponent per generator of ``p``."""
+    from one), ``h`` from ``prior_vector``, one exponent per generator of ``p``;
+    ``stop_at_degenerate`` as in ``_analyse`` (for the searches, which only need bounds)."""
     poly = NewtonPolyhedron(p.monoms(), "K")
     _check_nonnegative_faces(p, poly)
     systems = [(f, [face_polynomial(p, f)]) for f in poly.compact_faces]
     order = min(sum(m) for m in p.monoms())
-    return _analyse(poly, systems, p.gens, h, True, 1, order, "polynomial K")
+    return _analyse(poly, systems, p.gens, h, True, 1, order, "polynomial K", stop_at_degenerate)
 
 
 def ideal_analysis(

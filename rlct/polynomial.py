@@ -197,7 +197,7 @@ def _solve(
 
 
 def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT:
-    analysis = newton_step(K, h)
+    analysis = newton_step(K, h, stop_at_degenerate=True)
     newton = analysis.result
     return newton if newton.exact else _solve(K, h, budget, newton, analysis)
 
