@@ -36,8 +36,9 @@ MAX_PRODUCT_TERMS = 2_000_000  # term pairs one multiplication of the substituti
 
 @dataclass(frozen=True)
 class Elimination:
-    """The generator f = c·v + r removed with its variable v; ``rest`` the g_i = f_i(v = −r/c)
-    that are not 0, as polynomials in the other variables, with their prior exponents ``h``."""
+    """The generator f = u·v + r removed with its variable v; ``rest`` the g_i =
+    u^(d_i)·f_i(v = −r/u) that are not 0, as polynomials in the other variables, with their prior
+    exponents ``h``."""
 
     variable: sp.Symbol
     generator: sp.Poly

@@ -117,8 +117,8 @@ def from_ideal(
 
 
 def _solve_ideal(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
-    """:func:`from_ideal` for validated generators: Newton, then a generator affine in one
-    variable eliminated (:mod:`rlct.elimination`), then K = Σ f_i² through :func:`_solve`."""
+    """:func:`from_ideal` for validated generators: Newton, then what the generators show
+    (:func:`_ideal_shortcut`), then K = Σ f_i² through :func:`_solve`."""
     newton = ideal_step(polys, h).result
     if newton.exact:
         return newton
