@@ -37,6 +37,7 @@ import sympy as sp
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
+from .blowup import blow_up_origin, combine_points
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
 from .elimination import Elimination, eliminate_affine_generator, square_generators
@@ -54,6 +55,7 @@ from .smooth import smooth_crossing_rlct
 
 __all__ = ["from_ideal", "from_polynomial"]
 
+MAX_BLOWUPS = 3  # nested blow-ups of the origin a solve may make (rlct.blowup)
 PLANE_METHOD = "plane resolution: toric charts along the Newton polygon at its real roots"
 
 
@@ -96,7 +98,10 @@ def from_polynomial(
     squares = square_generators(expr, variables)
     if squares is not None and (shortcut := _ideal_shortcut(squares, h, newton)) is not None:
         return shortcut
-    return _solve(poly, h, _Budget(), newton, analysis, local)
+    result = _solve(poly, h, _Budget(), newton, analysis, local)
+    if result.exact or squares is None:
+        return result
+    return _after_blowup(squares, h, result, MAX_BLOWUPS)
 
 
 def from_ideal(
@@ -116,16 +121,36 @@ def from_ideal(
     return _solve_ideal(polys, h)
 
 
-def _solve_ideal(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
+def _solve_ideal(
+    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], blowups: int = MAX_BLOWUPS
+) -> RLCT:
     """:func:`from_ideal` for validated generators: Newton, then what the generators show
-    (:func:`_ideal_shortcut`), then K = Σ f_i² through :func:`_solve`."""
+    (:func:`_ideal_shortcut`), then K = Σ f_i² through :func:`_solve`, then (at most
+    ``blowups`` deep) a blow-up of the origin (:func:`_after_blowup`)."""
     newton = ideal_step(polys, h).result
     if newton.exact:
         return newton
     if (shortcut := _ideal_shortcut(polys, h, newton)) is not None:
         return shortcut
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
-    return _solve(K, h, _Budget(), newton)
+    result = _solve(K, h, _Budget(), newton)
+    return result if result.exact else _after_blowup(polys, h, result, blowups)
+
+
+def _after_blowup(
+    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], before: RLCT, blowups: int
+) -> RLCT:
+    """A blow-up of the origin (:mod:`rlct.blowup`) for an ideal whose other steps gave only
+    the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
+    level deeper. Bounds from both are intersected; ``before`` when the blow-up declines."""
+    if blowups <= 0 or len(h) < 3 or (blowup := blow_up_origin(polys, h)) is None:
+        return before
+    results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
+    after = combine_points(blowup, results)
+    if after.exact:
+        return after
+    lower, upper = max(before.lower, after.lower), min(before.upper, after.upper)
+    return RLCT.bounds(lower, upper, after.method, (*before.conditions, *after.conditions))
 
 
 def _ideal_shortcut(
