@@ -14,6 +14,10 @@ a lex Gröbner basis G over Q (Buchberger; sympy ``groebner``):
 * G not zero-dimensional: the complex zero set is a curve or more, and its real points are not
   decided here: declined.
 
+A form proven ≥ 0 (or ≤ 0) on R^n (``realzeros.certified_nonnegative``: x² + y², even powers)
+has minima at its real zeros, so its partial derivatives are added to the system: x² + y² alone
+has a curve of complex zeros, but with 2x and 2y only the real point x = y = 0.
+
 "Declined" is ``None``: the caller does not guess. Sizes are bounded before any basis is computed.
 """
 
@@ -25,6 +29,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .factor import factor_list
+from .realzeros import certified_nonnegative
 
 __all__ = ["MAX_FORM_DEGREE", "MAX_FORM_TERMS", "real_projective_zeros"]
 
@@ -48,6 +53,9 @@ def real_projective_zeros(
         return None
     if sum(len(f.terms()) for f in forms) > MAX_FORM_TERMS:
         return None
+    forms = forms + [
+        f.diff(x) for f in forms for x in gens if _semidefinite(f, gens) and f.degree(x) > 0
+    ]
     points: list[Point] = []
     for i in range(len(gens)):
         fixed = {**{g: 0 for g in gens[:i]}, gens[i]: 1}
@@ -57,6 +65,11 @@ def real_projective_zeros(
             return None
         points += [(*(Fraction(0),) * i, Fraction(1), *p) for p in found]
     return tuple(sorted(points))
+
+
+def _semidefinite(f: sp.Poly, gens: list[sp.Symbol]) -> bool:
+    e = f.as_expr()
+    return certified_nonnegative(e, gens) or certified_nonnegative(-e, gens)
 
 
 def _affine_zeros(system: list[sp.Expr], ys: list[sp.Symbol]) -> list[Point] | None:
