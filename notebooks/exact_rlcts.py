@@ -154,6 +154,25 @@ for K, expected in [
 
 
 # %% [markdown]
+# **A blow-up of the origin: x⁴ + (xy − z²)² = ⟨x², xy − z²⟩.** No face or linear change helps,
+# but the tangent cone is simple: the initial forms x² and xy − z² vanish on the projective plane
+# only at [0 : 1 : 0]. Blow up the origin. Away from that point K∘π = u⁴·unit with Jacobian |u|²:
+# λ_E = 3/4. In the chart of [0 : 1 : 0], x = y·x', z = y·z':
+# K = y⁴(x'⁴ + (x' − z'²)²), and x'' = x' − z'² makes it y⁴(x''² + (x'' + z'²)⁴) ≍ y⁴(x''² + z'⁸),
+# non-degenerate under the prior |y|²: λ_P = min(3/4, 1/2 + 1/8) = 5/8. So λ = 5/8, m = 1. The
+# chart's polynomial, given to the Newton step on its own, confirms λ_P; the package finds the
+# point and the chart itself.
+
+# %%
+chart = y**4 * (x**2 + (x + z**2) ** 4)  # after x'' = x' − z'², renamed x, y, z
+r_chart = rlct.from_polynomial(chart, (x, y, z), (0, 2, 0))
+r = rlct.from_ideal([x**2, x * y - z**2], (x, y, z))
+print(r_chart.lam, r_chart.method)
+print(r)
+assert r_chart.exact and r_chart.lam == sp.Rational(5, 8)
+assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1) and "blow-up" in r.method
+
+# %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks
 # Aoyagi & Watanabe (2005) give λ for y = BAx (A: H×M, B: N×H, true rank r); Aoyagi (2024) for deep
 # linear networks. A deep linear network with two layers *is* reduced rank regression, so the two
