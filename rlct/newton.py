@@ -218,15 +218,19 @@ def ideal_analysis(
     return ideal_step(polys, h)
 
 
-def ideal_step(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> NewtonAnalysis:
-    """:func:`ideal_analysis` for generators already validated (:func:`as_generators`)."""
+def ideal_step(
+    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], stop_at_degenerate: bool = False
+) -> NewtonAnalysis:
+    """:func:`ideal_analysis` for generators already validated (:func:`as_generators`);
+    ``stop_at_degenerate`` as in ``_analyse``."""
     poly = NewtonPolyhedron([m for p in polys for m in p.monoms()], "the ideal ⟨f_i⟩")
     systems = [
         (f, [e for e in (face_polynomial(p, f) for p in polys) if e != 0])
         for f in poly.compact_faces
     ]
     order = 2 * min(sum(m) for p in polys for m in p.monoms())
-    return _analyse(poly, systems, polys[0].gens, h, False, 2, order, "ideal ⟨f_i⟩, K = Σ f_i²")
+    label = "ideal ⟨f_i⟩, K = Σ f_i²"
+    return _analyse(poly, systems, polys[0].gens, h, False, 2, order, label, stop_at_degenerate)
 
 
 def as_polynomial(expr: object, variables: Sequence[sp.Symbol], what: str = "K") -> sp.Poly:

@@ -87,7 +87,7 @@ def from_polynomial(
     if (crossing := smooth_crossing_rlct(poly, h, local)) is not None:
         return crossing  # (x + y + z)^60: one factorisation, not a degenerate Newton polyhedron
     try:
-        analysis = newton_step(poly, h)
+        analysis = newton_step(poly, h, stop_at_degenerate=True)
     except TooLargeError:
         if (form := quadratic_form_rlct(poly, h)) is not None:
             return form  # Σ x_i² in many variables: too many faces, one rank
@@ -127,7 +127,7 @@ def _solve_ideal(
     """:func:`from_ideal` for validated generators: Newton, then what the generators show
     (:func:`_ideal_shortcut`), then K = Σ f_i² through :func:`_solve`, then (at most
     ``blowups`` deep) a blow-up of the origin (:func:`_after_blowup`)."""
-    newton = ideal_step(polys, h).result
+    newton = ideal_step(polys, h, stop_at_degenerate=True).result
     if newton.exact:
         return newton
     if (shortcut := _ideal_shortcut(polys, h, newton)) is not None:
@@ -218,7 +218,7 @@ def _solve(
                 newton.lower, newton.upper, newton.method, (*newton.conditions, note)
             )
         return RLCT.exact_value(res.lam, res.mult, PLANE_METHOD, res.conditions())
-    return _search(K, h, budget, newton, analysis or newton_step(K, h))
+    return _search(K, h, budget, newton, analysis or newton_step(K, h, stop_at_degenerate=True))
 
 
 def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT:
