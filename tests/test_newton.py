@@ -270,3 +270,31 @@ def test_a_generator_that_expands_to_zero_is_skipped_like_a_written_zero():
     assert (a.exact, a.lam, a.mult) == (b.exact, b.lam, b.mult) == (True, R(1, 2), 1)
     with pytest.raises(NotNonNegativeError, match="every generator is zero"):
         rlct.from_ideal([zero], [x])
+
+
+def test_the_pipeline_stops_at_a_degenerate_face_and_the_analysis_does_not():
+    # reduced rank regression's ideal for 2×2 matrices B·A (H = 2): degenerate, with 91 faces
+    a = sp.Matrix(2, 2, sp.symbols("a:4"))
+    b = sp.Matrix(2, 2, sp.symbols("b:4"))
+    gens, variables = list(b * a), list(a) + list(b)
+    full = rlct.ideal_analysis(gens, variables)
+    decided = sum(c.status is not None for _, c in full.face_conditions)
+    assert sum(c.status is False for _, c in full.face_conditions) > 1  # several degenerate
+    from rlct.newton import as_generators, ideal_step
+
+    quick = ideal_step(as_generators(gens, variables), (R(0),) * 8, stop_at_degenerate=True)
+    statuses = [c.status for _, c in quick.face_conditions]
+    first = statuses.index(False)
+    assert all(s is None for s in statuses[first + 1 :]) and len(statuses) > first + 1
+    assert sum(s is not None for s in statuses) == first + 1 < decided
+    assert (quick.result.lower, quick.result.upper) == (full.result.lower, full.result.upper)
+
+
+def test_negative_points_are_found_past_six_variables():
+    from rlct.realzeros import negative_point
+
+    ws = sp.symbols("w:8")
+    g = sp.Mul(*ws)  # negative wherever an odd number of coordinates is
+    point = negative_point(g, ws)
+    assert point is not None and g.subs(point) < 0
+    assert negative_point(sum(w**2 for w in ws), ws) is None
