@@ -12,8 +12,9 @@ from scipy.optimize import linprog
 
 import rlct
 from rlct import NotNonNegativeError, NotPolynomialError
-from rlct.newton import newton_analysis
+from rlct.newton import as_generators, ideal_step, newton_analysis
 from rlct.polyhedron import NewtonPolyhedron
+from rlct.realzeros import negative_point
 
 x, y, z = sp.symbols("x y z")
 R = sp.Rational
@@ -280,8 +281,6 @@ def test_the_pipeline_stops_at_a_degenerate_face_and_the_analysis_does_not():
     full = rlct.ideal_analysis(gens, variables)
     decided = sum(c.status is not None for _, c in full.face_conditions)
     assert sum(c.status is False for _, c in full.face_conditions) > 1  # several degenerate
-    from rlct.newton import as_generators, ideal_step
-
     quick = ideal_step(as_generators(gens, variables), (R(0),) * 8, stop_at_degenerate=True)
     statuses = [c.status for _, c in quick.face_conditions]
     first = statuses.index(False)
@@ -291,8 +290,6 @@ def test_the_pipeline_stops_at_a_degenerate_face_and_the_analysis_does_not():
 
 
 def test_negative_points_are_found_past_six_variables():
-    from rlct.realzeros import negative_point
-
     ws = sp.symbols("w:8")
     g = sp.Mul(*ws)  # negative wherever an odd number of coordinates is
     point = negative_point(g, ws)
