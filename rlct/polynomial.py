@@ -22,6 +22,11 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    degenerate face polynomials (:mod:`rlct.changes`), admissible when h_k = 0, searched to a small
    depth; exact when K∘φ is solved exactly, else the best upper bound 1/t over the coordinates
    tried, with the conditions that failed.
+5. An ideal, or K written as a sum of squares, that is still only bounded: one blow-up of the
+   origin (:mod:`rlct.blowup`) when the initial forms vanish at finitely many rational points of
+   the projective space, each point solved by this same procedure (at most ``MAX_BLOWUPS``
+   deep). An expanded K does not get this step: its zeros on the exceptional divisor are those
+   of one form, decided here only with the sum of squares in hand.
 
 An exact result records the substitution φ and the Newton data (or the charts) of K∘φ as its
 conditions, so it can be checked by hand or by calling :func:`from_polynomial` on K∘φ.
