@@ -18,11 +18,13 @@ A form proven ≥ 0 (or ≤ 0) on R^n (``realzeros.certified_nonnegative``: x² 
 has minima at its real zeros, so its partial derivatives are added to the system: x² + y² alone
 has a curve of complex zeros, but with 2x and 2y only the real point x = y = 0.
 
-"Declined" is ``None``: the caller does not guess. Sizes are bounded before any basis is computed.
+"Declined" is ``None``: the caller does not guess. Sizes are bounded before any basis is computed
+(degree, terms, and the Bezout number of the system: :func:`_too_costly`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -35,6 +37,8 @@ __all__ = ["MAX_FORM_DEGREE", "MAX_FORM_TERMS", "real_projective_zeros"]
 
 MAX_FORM_DEGREE = 8  # forms of higher degree are declined: a lex basis grows too fast
 MAX_FORM_TERMS = 40  # nor more terms in all the forms together
+MAX_BEZOUT_PLANE = 36  # Bezout number of the system in three variables (charts of dimension 2)
+MAX_BEZOUT = 8  # and in more
 
 Point = tuple[Fraction, ...]
 
@@ -56,6 +60,8 @@ def real_projective_zeros(
     forms = forms + [
         f.diff(x) for f in forms for x in gens if _semidefinite(f, gens) and f.degree(x) > 0
     ]
+    if _too_costly([f.total_degree() for f in forms], len(gens)):
+        return None
     points: list[Point] = []
     for i in range(len(gens)):
         fixed = {**{g: 0 for g in gens[:i]}, gens[i]: 1}
@@ -65,6 +71,17 @@ def real_projective_zeros(
             return None
         points += [(*(Fraction(0),) * i, Fraction(1), *p) for p in found]
     return tuple(sorted(points))
+
+
+def _too_costly(degrees: list[int], n: int) -> bool:
+    """Fewer than n − 1 forms always share a curve of complex zeros (the projective dimension
+    theorem): no finite answer. Otherwise the Bezout number of the n − 1 lowest degrees bounds
+    the work of a lex basis; past 36 points in three variables, or 8 in more, it took from
+    seconds to minutes on dense random forms, and the step declines."""
+    if len(degrees) < n - 1:
+        return True
+    bezout = math.prod(sorted(degrees)[: n - 1])
+    return bezout > (MAX_BEZOUT_PLANE if n <= 3 else MAX_BEZOUT)
 
 
 def _semidefinite(f: sp.Poly, gens: list[sp.Symbol]) -> bool:
