@@ -155,7 +155,8 @@ def _after_blowup(
     if after.exact:
         return after
     lower, upper = max(before.lower, after.lower), min(before.upper, after.upper)
-    return RLCT.bounds(lower, upper, after.method, (*before.conditions, *after.conditions))
+    method = f"{before.method}; then {after.method}"
+    return RLCT.bounds(lower, upper, method, (*before.conditions, *after.conditions))
 
 
 def _ideal_shortcut(
