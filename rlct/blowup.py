@@ -26,7 +26,7 @@ cancel (Watanabe 2009, *Algebraic Geometry and Statistical Learning Theory*, ch.
   u^(|a|+o)·…), so nested blow-ups see the earlier exceptional divisors as x^a.
 
 x⁴ + (xy − z²)² = ⟨x², xy − z²⟩: o = 2, F = {x², xy − z²}, one real zero [0 : 1 : 0]; in the chart
-y = u, x = u·x', z = u·z' the ideal is u²·⟨u^0 x'², x' − z'²⟩ ≍ u⁴(x'' ² + z'⁸) after x'' = x' − z'²,
+y = u, x = u·x', z = u·z' the ideal is u²·⟨x'², x' − z'²⟩ ≍ u⁴(x''² + z'⁸) after x'' = x' − z'²,
 so λ_P = min(3/4, 1/2 + 1/8) = 5/8, against λ_E = 3/4: λ = 5/8, m = 1.
 """
 
