@@ -1,5 +1,6 @@
 """rlct.blowup and rlct.projective_zeros: one blow-up of the origin, against hand values, against
-Newton's exact values on ideals it solves on its own, and under linear changes of coordinates."""
+Newton's exact values on ideals it solves on its own, under linear changes of coordinates, and
+(forced, in two variables) against the plane resolution."""
 
 from __future__ import annotations
 
@@ -159,3 +160,42 @@ def test_values_survive_a_linear_change(generators, matrix) -> None:
         assert (after.lam, after.mult) == (ref.lam, ref.mult)
     else:
         assert after.lower <= ref.lam <= after.upper
+
+
+u, v = PLANE = sp.symbols("u v")
+
+
+@st.composite
+def plane_ideals(draw: st.DrawFn) -> list[sp.Poly]:
+    """One or two generators in (u, v) of order 1–3 with higher terms, times a monomial."""
+    order = draw(st.integers(1, 3))
+
+    def monomial(degree: int) -> sp.Expr:
+        a = draw(st.integers(0, degree))
+        return u**a * v ** (degree - a)
+
+    coefficient = st.sampled_from((-2, -1, 1, 2))
+    gens = []
+    for _ in range(draw(st.integers(1, 2))):
+        f = sum(draw(coefficient) * monomial(order) for _ in range(draw(st.integers(1, 2))))
+        for _ in range(draw(st.integers(0, 2))):
+            f += draw(coefficient) * monomial(draw(st.integers(order + 1, order + 4)))
+        gens.append(f)
+    factor = draw(st.sampled_from((1, 1, u, v, u * v, u**2)))
+    return [sp.Poly(sp.expand(factor * g), *PLANE) for g in gens]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plane_ideals(), st.tuples(*(st.sampled_from((0, 0, 1, 2, sp.Rational(1, 2))),) * 2))
+def test_blowup_agrees_with_the_plane_resolution(polys, prior) -> None:
+    # in two variables the pipeline never blows up; forced here, its combination of the divisor's
+    # strata and points must reproduce the plane resolution (an independent exact method)
+    polys = [p for p in polys if not p.is_zero]
+    assume(polys)
+    h = tuple(sp.Rational(e) for e in prior)
+    plane = _solve_ideal(polys, h, 0)
+    blowup = blow_up_origin(polys, h)
+    assume(blowup is not None)
+    forced = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
+    assert plane.exact and forced.exact
+    assert (forced.lam, forced.mult) == (plane.lam, plane.mult)
