@@ -57,9 +57,8 @@ def real_projective_zeros(
         return None
     if sum(len(f.terms()) for f in forms) > MAX_FORM_TERMS:
         return None
-    forms = forms + [
-        f.diff(x) for f in forms for x in gens if _semidefinite(f, gens) and f.degree(x) > 0
-    ]
+    semidefinite = [f for f in forms if _semidefinite(f, gens)]
+    forms = forms + [f.diff(x) for f in semidefinite for x in gens if f.degree(x) > 0]
     if _too_costly([f.total_degree() for f in forms], len(gens)):
         return None
     points: list[Point] = []

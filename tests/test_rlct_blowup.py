@@ -194,8 +194,7 @@ def test_blowup_agrees_with_the_plane_resolution(polys, prior) -> None:
     assume(polys)
     h = tuple(sp.Rational(e) for e in prior)
     plane = _solve_ideal(polys, h, 0)
-    blowup = blow_up_origin(polys, h)
-    assume(blowup is not None)
-    forced = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
+    forced = _forced(polys, h)
+    assume(forced is not None)
     assert plane.exact and forced.exact
     assert (forced.lam, forced.mult) == (plane.lam, plane.mult)
