@@ -193,7 +193,8 @@ def newton_step(
 ) -> NewtonAnalysis:
     """:func:`newton_analysis` for K already validated: ``p`` from :func:`as_polynomial` (or built
     from one), ``h`` from ``prior_vector``, one exponent per generator of ``p``;
-    ``stop_at_degenerate`` as in ``_analyse`` (for the searches, which only need bounds)."""
+    ``stop_at_degenerate`` as in ``_analyse`` (for the pipeline, which only needs bounds once a
+    face is degenerate; :func:`newton_analysis` decides every face)."""
     poly = NewtonPolyhedron(p.monoms(), "K")
     _check_nonnegative_faces(p, poly)
     systems = [(f, [face_polynomial(p, f)]) for f in poly.compact_faces]
