@@ -118,13 +118,21 @@ MLP_RUNS = ("seed 0", "seed 1", "4x longer")
 
 
 def mlp_rows(
-    hidden: int, chains: int, train_steps: int, runs: tuple[str, ...] = MLP_RUNS
+    hidden: int,
+    chains: int,
+    train_steps: int,
+    runs: tuple[str, ...] = MLP_RUNS,
+    base_lengths: tuple[int, int] | None = None,
 ) -> list[dict]:
     """``runs``: a subset of ``MLP_RUNS`` (the 4× run scales seed 0's automatic lengths, so it
-    runs seed 0 first even where seed 0 is not asked for, without recording it)."""
+    runs seed 0 first even where seed 0 is not asked for, without recording it, unless
+    ``base_lengths`` = (burn-in, draws) gives them from an earlier run). Training runs on one
+    torch thread, so that the trained network is the same bits whatever the estimate's threads."""
     g = torch.Generator().manual_seed(0)
     d = digits(g)
     net = relu_mlp([64, hidden, 10], generator=g)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     train(
         net,
         F.cross_entropy,
@@ -134,15 +142,17 @@ def mlp_rows(
         generator=g,
         batch_size=64,
     )
-    needed = set(runs) | ({"seed 0"} if "4x longer" in runs else set())
+    torch.set_num_threads(threads)
+    four = "4x longer" in runs and base_lengths is None
+    needed = set(runs) | ({"seed 0"} if four else set())
     rows = []
     first = None
     for label, kw in (("seed 0", {"seed": 0}), ("seed 1", {"seed": 1}), ("4x longer", None)):
         if label not in needed:
             continue
         if kw is None:
-            c = first.config
-            kw = {"seed": 0, "num_draws": 4 * c.num_draws, "num_burnin": 4 * c.num_burnin}
+            burnin, draws = base_lengths or (first.config.num_burnin, first.config.num_draws)
+            kw = {"seed": 0, "num_draws": 4 * draws, "num_burnin": 4 * burnin}
         t0 = time.perf_counter()
         p, est = llc_at(net, F.cross_entropy, d.train, num_chains=chains, progress=True, **kw)
         first = first or est
@@ -188,6 +198,11 @@ def main() -> None:
     ap.add_argument(
         "--mlp-runs", default=",".join(MLP_RUNS), help=f"a subset of {','.join(MLP_RUNS)}"
     )
+    ap.add_argument(
+        "--mlp-base-lengths",
+        default="",
+        help="BURNIN,DRAWS of an earlier seed-0 run: the 4x run scales these instead of re-running",
+    )
     ap.add_argument("--json", default="benchmarks/out/bench_lau_goals.json")
     a = ap.parse_args()
     out = {"args": vars(a), "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
@@ -200,7 +215,10 @@ def main() -> None:
         unknown = set(runs) - set(MLP_RUNS)
         if unknown:
             ap.error(f"--mlp-runs: unknown {sorted(unknown)}; choose from {MLP_RUNS}")
-        out["mlp"] = mlp_rows(a.mlp, a.chains, a.train_steps, runs)
+        base = tuple(int(v) for v in a.mlp_base_lengths.split(",")) if a.mlp_base_lengths else None
+        if base is not None and len(base) != 2:
+            ap.error("--mlp-base-lengths: give BURNIN,DRAWS, for example 2592,20000")
+        out["mlp"] = mlp_rows(a.mlp, a.chains, a.train_steps, runs, base)
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
 

@@ -12,7 +12,8 @@ monomial of degree 3–6. Families:
   uniform prior). Only ideals exact as drawn are used.
 * ``blow-up alone``: the origin blown up and each zero point solved as an ideal, on ideals times a
   random monomial under a random prior, where the Newton polyhedron alone is exact; reference
-  Newton's value.
+  Newton's value. Again with ideals whose quadratic parts share a variable (c·w·v + higher
+  terms, w common), so that the initial forms vanish on a line (:mod:`rlct.blowup_families`).
 
 Prints a Markdown table and writes ``benchmarks/out/bench_rlct_blowup.json``.
 """
@@ -23,6 +24,7 @@ import argparse
 import json
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import sympy as sp
@@ -54,6 +56,21 @@ def ideal(rng: random.Random) -> list[sp.Poly]:
             gens.append(_monomial(rng, rng.randint(3, 6)))
         polys = [sp.Poly(g, *X) for g in gens]
         if all(not p.is_zero for p in polys):
+            return polys
+
+
+def line_ideal(rng: random.Random) -> list[sp.Poly]:
+    """Two generators c·w·v + (up to two monomials of degree 3–4), w common to both."""
+    while True:
+        common = rng.choice(X)
+        gens = []
+        for _ in range(2):
+            f = rng.choice((-1, 1, 2)) * common * rng.choice(X)
+            for _ in range(rng.randint(0, 2)):
+                f += _monomial(rng, rng.randint(3, 4))
+            gens.append(f)
+        polys = [sp.Poly(g, *X) for g in gens]
+        if all(not p.is_zero for p in polys) and polys[0] != polys[1]:
             return polys
 
 
@@ -90,13 +107,18 @@ def run_family(name: str, cases: list[tuple], reference: list) -> dict:
     return row
 
 
-def run_alone(rng: random.Random, n: int) -> dict:
-    answered = agree = declined = 0
+def run_alone(
+    rng: random.Random,
+    n: int,
+    draw: Callable[[random.Random], list[sp.Poly]] = ideal,
+    name: str = "",
+) -> dict:
+    answered = agree = declined = curves = 0
     t0 = time.perf_counter()
     tried = 0
     while tried < n:
         factor = rng.choice((1, 1, x, z, y * z, x**2))
-        polys = [sp.Poly(factor * p.as_expr(), *X) for p in ideal(rng)]
+        polys = [sp.Poly(factor * p.as_expr(), *X) for p in draw(rng)]
         h = tuple(sp.Integer(rng.choice((0, 0, 1, 2))) for _ in range(3))
         newton = _solve_ideal(polys, h, 0)
         if not newton.exact:
@@ -108,10 +130,12 @@ def run_alone(rng: random.Random, n: int) -> dict:
             continue
         got = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
         answered += got.exact
+        curves += bool(blowup.families)
         agree += _agrees(got, newton)
     return {
-        "family": "blow-up alone, against Newton",
+        "family": "blow-up alone, against Newton" + name,
         "cases": n,
+        "with_a_curve_of_zeros": curves,
         "declined": declined,
         "exact": answered,
         "consistent": agree,
@@ -146,13 +170,19 @@ def main() -> None:
             f"{r['consistent']} of {r['cases']} | {r['seconds_off']} s / {r['seconds_on']} s | "
             f"{r['slowest_off']} s / {r['slowest_on']} s |"
         )
-    alone = run_alone(rng, args.cases)
-    print("\n| family | cases | declined | exact | consistent with Newton | time |")
-    print("|---|---|---|---|---|---|")
+    alone = [
+        run_alone(rng, args.cases),
+        run_alone(rng, args.cases, line_ideal, " (quadratic parts sharing a variable)"),
+    ]
     print(
-        f"| {alone['family']} | {alone['cases']} | {alone['declined']} | {alone['exact']} | "
-        f"{alone['consistent']} of {alone['cases'] - alone['declined']} | {alone['seconds']} s |"
+        "\n| family | cases | declined | curve of zeros | exact | consistent with Newton | time |"
     )
+    print("|---|---|---|---|---|---|---|")
+    for a in alone:
+        print(
+            f"| {a['family']} | {a['cases']} | {a['declined']} | {a['with_a_curve_of_zeros']} | "
+            f"{a['exact']} | {a['consistent']} of {a['cases'] - a['declined']} | {a['seconds']} s |"
+        )
     path = Path(__file__).parent / "out" / "bench_rlct_blowup.json"
     path.write_text(json.dumps({"seed": args.seed, "rows": rows, "alone": alone}, indent=1))
 

@@ -173,6 +173,24 @@ assert r_chart.exact and r_chart.lam == sp.Rational(5, 8)
 assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1) and "blow-up" in r.method
 
 # %% [markdown]
+# **A line of zeros: ⟨xz, yz − x³⟩.** The initial forms xz and yz vanish on the whole line z = 0
+# (and at [0 : 0 : 1]), so the points of the exceptional divisor cannot be visited one by one. In
+# the chart x = u (y = u·b, z = u·c) the ideal is u²·⟨c, bc − u⟩ = u²·⟨c, u⟩: along the line the
+# strict transform is smooth and contains u, K ≍ u⁴(u² + c²) under |u|², and the edge
+# (6, 0)–(4, 2) meets t·(3, 1) at t = 3/2: λ = 2/3 at every point of that kind. Only [0 : 1 : 0],
+# where the rank of the strict transform's Jacobian drops, is special: there (y = u, x = u·a,
+# c' = c − u·a³) the ideal is u²·⟨u·a⁴, c'⟩, and t·(3, 1, 1) meets conv{(6, 8, 0), (4, 0, 2)} + R³₊
+# at t = 8/5. So λ = 5/8, m = 1, where Newton alone proves only 1/4 ≤ λ ≤ 2/3.
+
+# %%
+special = rlct.from_ideal([x**3 * y**4, x**2 * z], (x, y, z), (2, 0, 0))  # u, a, c' renamed
+r = rlct.from_ideal([x * z, y * z - x**3], (x, y, z))
+print(special.lam, special.method)
+print(r)
+assert special.exact and special.lam == sp.Rational(5, 8)
+assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
+
+# %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks
 # Aoyagi & Watanabe (2005) give λ for y = BAx (A: H×M, B: N×H, true rank r); Aoyagi (2024) for deep
 # linear networks. A deep linear network with two layers *is* reduced rank regression, so the two

@@ -1,5 +1,5 @@
 """λ and m of an ideal by one blow-up of the origin, when the initial forms' real zeros are
-finitely many rational points.
+finitely many rational points, or all but finitely many of one kind.
 
 Setting. ζ(z) = ∫_U K^z Π|x_j|^(h_j) dx near 0 with K = Σ f_k², f_k ∈ Q[x_1..x_n], n ≥ 2. Write
 the ideal as x^a·J with x^a the generators' common monomial factor, let o be the least order at 0
@@ -24,6 +24,10 @@ cancel (Watanabe 2009, *Algebraic Geometry and Statistical Learning Theory*, ch.
   |u|^(n−1+Σh)·Π_(j: P_j = 0)|v_j|^(h_j) (|P_j + v_j|^(h_j) with P_j ≠ 0 is a positive unit).
   The caller solves these by the same procedure (they are ideals again, with the common factor
   u^(|a|+o)·…), so nested blow-ups see the earlier exceptional divisors as x^a.
+* F's zeros a curve or more (three or four variables): chart by chart, the zeros where the
+  strict transform is a smooth complete intersection, transversal to E or containing u, form
+  one kind with one λ and m (a monomial ideal in suitable coordinates); the others must be
+  finitely many rational points, solved as above (:mod:`rlct.blowup_families`).
 
 x⁴ + (xy − z²)² = ⟨x², xy − z²⟩: o = 2, F = {x², xy − z²}, one real zero [0 : 1 : 0]; in the chart
 y = u, x = u·x', z = u·z' the ideal is u²·⟨x'², x' − z'²⟩ ≍ u⁴(x''² + z'⁸) after x'' = x' − z'²,
@@ -39,6 +43,7 @@ from fractions import Fraction
 
 import sympy as sp
 
+from .blowup_families import Family, chart_families
 from .projective_zeros import real_projective_zeros
 from .result import RLCT, Condition
 
@@ -75,6 +80,7 @@ class BlowUp:
     generic: tuple[sp.Rational, int]
     points: tuple[PointChart, ...]
     gens: tuple[sp.Symbol, ...]
+    families: tuple[Family, ...] = ()
 
     @property
     def condition(self) -> Condition:
@@ -82,10 +88,20 @@ class BlowUp:
         names = ", ".join(map(str, self.gens))
         lam, mult = self.generic
         factor = "" if not any(self.monomial) else f" after the common factor {_monomial(self)}"
+        if self.families:
+            kinds = "; ".join(f"{f.label}: λ = {f.lam}, m = {f.mult}" for f in self.families)
+            where = (
+                f"vanish on a curve or more; its points are good ({kinds}: a monomial ideal in "
+                f"coordinates that contain the strict transform's generators, rlct.blowup_families) "
+                f"except exactly {zeros} (lex Gröbner bases over Q)"
+            )
+        else:
+            where = (
+                f"real zeros on the projective space are exactly {zeros} (lex Gröbner bases over Q)"
+            )
         return Condition(
             f"blow-up of the origin in ({names}): the generators{factor} have order "
-            f"{self.order}, and their initial forms' real zeros on the projective space are "
-            f"exactly {zeros} (lex Gröbner bases over Q); at the other points of the "
+            f"{self.order}, and their initial forms {where}; at the other points of the "
             f"exceptional divisor K∘π is a monomial times a unit in normal crossing "
             f"coordinates, least λ = {lam} with m = {mult}; λ = min over the points, m = max "
             "over those attaining",
@@ -113,9 +129,13 @@ def blow_up_origin(polys: Sequence[sp.Poly], h: Sequence[sp.Rational]) -> BlowUp
     if n < 2 or o < 1:
         return None  # x^a times a unit ideal: a monomial, Newton's case
     forms = [_initial_form(p, o + sum(a), a) for p, k in zip(polys, orders) if k == o]
+    families: tuple[Family, ...] = ()
     zeros = real_projective_zeros(forms, gens)
     if zeros is None:
-        return None
+        found = _families(polys, a, o, tuple(h))
+        if found is None:
+            return None
+        families, zeros = found
     u_exponent = sum(h, sp.Integer(n - 1))
     points = []
     for point in zeros:
@@ -128,7 +148,43 @@ def blow_up_origin(polys: Sequence[sp.Poly], h: Sequence[sp.Rational]) -> BlowUp
         )
         points.append(PointChart(point, i, pulled, chart_h))  # type: ignore[arg-type]
     generic = _generic(a, o, tuple(h), set(zeros))
-    return BlowUp(a, o, generic, tuple(points), gens)
+    return BlowUp(a, o, generic, tuple(points), gens, families)
+
+
+def _families(
+    polys: Sequence[sp.Poly], a: tuple[int, ...], o: int, h: tuple[sp.Rational, ...]
+) -> tuple[tuple[Family, ...], tuple[tuple[Fraction, ...], ...]] | None:
+    """Chart by chart (:mod:`rlct.blowup_families`): the good kinds of points of E, and the
+    special points, normalised to first non-zero coordinate 1; None when a chart declines."""
+    n = len(a)
+    origin = tuple(Fraction(0) for _ in range(n))
+    families: list[Family] = []
+    special: set[tuple[Fraction, ...]] = set()
+    for i in range(n):
+        point = (*origin[:i], Fraction(1), *origin[i + 1 :])
+        strict = []
+        for p in polys:
+            pulled = _pull_back(_divide(p, a), i, point)
+            if pulled is None:
+                return None
+            strict.append(_divide(pulled, tuple(o if j == i else 0 for j in range(n))))
+        found = chart_families(strict, i, a, o, h)
+        if found is None:
+            return None
+        families += found[0]
+        special |= {_normalised(q) for q in found[1]}
+    return tuple(families), tuple(sorted(special))
+
+
+def _divide(p: sp.Poly, exponents: tuple[int, ...]) -> sp.Poly:
+    """p / x^exponents, for a monomial that divides every term of p."""
+    terms = {tuple(e - k for e, k in zip(m, exponents)): c for m, c in p.terms()}
+    return sp.Poly.from_dict(terms, *p.gens, domain=sp.QQ)
+
+
+def _normalised(point: tuple[Fraction, ...]) -> tuple[Fraction, ...]:
+    first = next(c for c in point if c != 0)
+    return tuple(c / first for c in point)
 
 
 def _generic(
@@ -185,6 +241,14 @@ def _pull_back(p: sp.Poly, i: int, point: tuple[Fraction, ...]) -> sp.Poly | Non
     return out
 
 
+def _family_part(family: Family, generic: sp.Rational) -> RLCT:
+    """A kind of good points: exact where a real point of it was found; else only λ ≥ its value
+    (λ ≤ the generic value holds in any case)."""
+    if family.witness is not None:
+        return RLCT.exact_value(family.lam, family.mult, family.label)
+    return RLCT.bounds(family.lam, max(family.lam, generic), family.label)
+
+
 def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
     """λ = min over E's generic points and the zero points, m = max over those attaining.
 
@@ -196,7 +260,11 @@ def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
         for label, r in zip(labels, results)
         for c in r.conditions
     ]
-    parts = [RLCT.exact_value(*blowup.generic, "exceptional divisor"), *results]
+    parts = [
+        RLCT.exact_value(*blowup.generic, "exceptional divisor"),
+        *(_family_part(f, blowup.generic[0]) for f in blowup.families),
+        *results,
+    ]
     summary = "; ".join(f"{label}: {r.method}" for label, r in zip(labels, results))
     method = "blow-up of the origin" + (f" ({summary})" if summary else "")
     exact = [r for r in parts if r.exact]

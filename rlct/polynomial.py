@@ -25,7 +25,9 @@ Order of attempts (each step proves what it claims; a result is exact only if on
 5. An ideal, or K written as a sum of squares, that is still only bounded: one blow-up of the
    origin (:mod:`rlct.blowup`) when the initial forms vanish at finitely many rational points of
    the projective space, each point solved by this same procedure (at most ``MAX_BLOWUPS``
-   deep). An expanded K does not get this step: its zeros on the exceptional divisor are those
+   deep); or on a curve or more, when in each chart all but finitely many (rational) of its
+   points are of one kind, the strict transform a smooth complete intersection there
+   (:mod:`rlct.blowup_families`), and the finitely many are solved so. An expanded K does not get this step: its zeros on the exceptional divisor are those
    of one form, decided here only with the sum of squares in hand.
 
 An exact result records the substitution φ and the Newton data (or the charts) of K∘φ as its

@@ -33,7 +33,7 @@ import sympy as sp
 from .factor import factor_list
 from .realzeros import certified_nonnegative
 
-__all__ = ["MAX_FORM_DEGREE", "MAX_FORM_TERMS", "real_projective_zeros"]
+__all__ = ["MAX_FORM_DEGREE", "MAX_FORM_TERMS", "affine_zeros", "real_projective_zeros"]
 
 MAX_FORM_DEGREE = 8  # forms of higher degree are declined: a lex basis grows too fast
 MAX_FORM_TERMS = 40  # nor more terms in all the forms together
@@ -65,7 +65,7 @@ def real_projective_zeros(
     for i in range(len(gens)):
         fixed = {**{g: 0 for g in gens[:i]}, gens[i]: 1}
         system = [f.as_expr().xreplace(fixed) for f in forms]
-        found = _affine_zeros(system, gens[i + 1 :])
+        found = affine_zeros(system, gens[i + 1 :])
         if found is None:
             return None
         points += [(*(Fraction(0),) * i, Fraction(1), *p) for p in found]
@@ -88,7 +88,7 @@ def _semidefinite(f: sp.Poly, gens: list[sp.Symbol]) -> bool:
     return certified_nonnegative(e, gens) or certified_nonnegative(-e, gens)
 
 
-def _affine_zeros(system: list[sp.Expr], ys: list[sp.Symbol]) -> list[Point] | None:
+def affine_zeros(system: list[sp.Expr], ys: list[sp.Symbol]) -> list[Point] | None:
     """The real zeros in Q^len(ys) of ``system`` when its complex zeros are finitely many and
     the real ones rational; None otherwise."""
     system = [sp.expand(e) for e in system]
@@ -111,7 +111,7 @@ def _affine_zeros(system: list[sp.Expr], ys: list[sp.Symbol]) -> list[Point] | N
     out: list[Point] = []
     for r in values:
         rest = [e.xreplace({ys[-1]: sp.Rational(r.numerator, r.denominator)}) for e in basis.exprs]
-        sub = _affine_zeros(rest, ys[:-1])
+        sub = affine_zeros(rest, ys[:-1])
         if sub is None:
             return None
         out += [(*p, r) for p in sub]

@@ -1,0 +1,146 @@
+"""rlct.blowup_families: the blow-up of the origin where the initial forms vanish on a curve.
+Hand values, the kinds of good points and their special points, declines, and agreement with
+independent exact values (Newton's on ideals it solves on its own, and the ideal's own value
+after a linear change of coordinates)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import sympy as sp
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import rlct
+from rlct.blowup import blow_up_origin, combine_points
+from rlct.blowup_families import chart_families
+from rlct.polynomial import _solve_ideal
+
+x, y, z = X = sp.symbols("x y z")
+ZERO = (sp.Integer(0),) * 3
+
+
+def _polys(*exprs: sp.Expr) -> list[sp.Poly]:
+    return [sp.Poly(e, *X) for e in exprs]
+
+
+def _point(*coords: int) -> tuple[Fraction, ...]:
+    return tuple(Fraction(c) for c in coords)
+
+
+def test_hand_value_of_a_line_and_a_point() -> None:
+    # ⟨xz, yz − x³⟩: the order-2 forms xz, yz vanish on the line z = 0 and at [0 : 0 : 1].
+    # Chart x = u (y = ub, z = uc): ⟨u²c, u²(bc − u)⟩ = u²·⟨c, u⟩, so along the line
+    # K ≍ u⁴(u² + c²) under |u|²: the edge (6, 0)–(4, 2) meets t·(3, 1) at t = 3/2, λ = 2/3.
+    # At [0 : 1 : 0] (chart y = u, x = ua, z = uc, c' = c − ua³): u²·⟨ua⁴, c'⟩ under |u|²,
+    # t·(3, 1, 1) meets conv{(6, 8, 0), (4, 0, 2)} + R³₊ at t = 8/5: λ = 5/8, on a 2-face, m = 1.
+    # At [0 : 0 : 1]: u²·⟨a, b⟩, 3/4; off the zeros 3/4. So λ = 5/8, m = 1 (Newton: 1/4 ≤ λ ≤ 2/3)
+    r = rlct.from_ideal([x * z, y * z - x**3], X)
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
+    statement = r.conditions[0].statement
+    assert "vanish on a curve" in statement and "[0 : 1 : 0]" in statement
+
+
+def test_hand_value_with_special_points_on_the_line() -> None:
+    # ⟨xy − z³, xz − y³⟩: the forms xy, xz vanish on the line x = 0 and at [1 : 0 : 0]. Chart
+    # y = u: u²·⟨a − uc³, ac − u⟩, a smooth curve through u = a = 0 with u in the ideal where
+    # c⁴ ≠ 1 (u(1 − c⁴) ∈ J̃): u²·⟨u, a⟩, λ = 2/3. At c = ±1 the rank drops; there
+    # J̃ = ⟨a', u·w⟩ (a' = ac − u, c = ±1 + w): ⟨u²a', u³w⟩ under |u|², t·(3, 1, 1) meets
+    # conv{(4, 2, 0), (6, 0, 2)} + R³₊ at t = 3/2: 2/3 again, m = 1. [1 : 0 : 0]: u²⟨b, c⟩, 3/4.
+    r = rlct.from_ideal([x * y - z**3, x * z - y**3], X)
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(2, 3), 1)
+    statement = r.conditions[0].statement
+    assert "[0 : 1 : -1]" in statement and "[0 : 1 : 1]" in statement
+
+
+def test_kinds_and_special_points_of_the_charts() -> None:
+    # ⟨xz, yz − x³⟩ in chart x (u = x): J̃ = ⟨z, yz − x⟩ ∋ x, every point of the line good
+    families, special = chart_families(_polys(z, y * z - x), 0, (0, 0, 0), 2, ZERO)
+    assert special == ()
+    ((family,),) = (families,)
+    assert (family.smooth, family.power, family.lam, family.mult) == (1, 1, 2 / sp.S(3), 1)
+    assert family.witness is not None and family.witness[0] == 1 and family.witness[2] == 0
+    # in chart y (u = y): J̃ = ⟨xz, z − yx³⟩, whose rank drops at x = 0: [0 : 1 : 0] is special
+    families, special = chart_families(_polys(x * z, z - y * x**3), 1, (0, 0, 0), 2, ZERO)
+    assert special == (_point(0, 1, 0),)
+    assert [(f.smooth, f.power) for f in families] == [(1, 1)]
+
+
+def test_transversal_kind_and_walls() -> None:
+    # xy + z³ in chart x: J̃ = ⟨y + x·z³⟩, a smooth surface crossing u = 0 along y = 0:
+    # u²·⟨v⟩ under |u|², λ = min(3/4, 1/2) = 1/2, m = 1
+    families, special = chart_families(_polys(y + x * z**3), 0, (0, 0, 0), 2, ZERO)
+    assert special == ()
+    assert [(f.smooth, f.power, f.lam, f.mult) for f in families] == [
+        (1, None, sp.Rational(1, 2), 1)
+    ]
+    # a prior |z| makes the wall z = 0 special: the point [1 : 0 : 0]
+    h = (sp.Integer(0), sp.Integer(0), sp.Integer(1))
+    families, special = chart_families(_polys(y + x * z**3), 0, (0, 0, 0), 2, h)
+    assert special == (_point(1, 0, 0),)
+    assert families[0].lam == sp.Rational(1, 2) and families[0].witness is not None
+
+
+def test_declines_where_the_strict_transform_is_not_smooth_along_the_line() -> None:
+    # ⟨x²z, yz − x³⟩: along z = 0 in chart x, J̃ = ⟨u − bc, c²⟩ locally, not a smooth
+    # complete intersection: no kind of good point, so no blow-up result, and bounds remain
+    assert blow_up_origin(_polys(x**2 * z, y * z - x**3), ZERO) is None
+    r = rlct.from_ideal([x**2 * z, y * z - x**3], X)
+    assert not r.exact and r.lower <= sp.Rational(2, 3) <= r.upper
+
+
+def _monomial(draw: st.DrawFn, degree: int) -> sp.Expr:
+    a = draw(st.integers(0, degree))
+    b = draw(st.integers(0, degree - a))
+    return x**a * y**b * z ** (degree - a - b)
+
+
+@st.composite
+def curve_ideals(draw: st.DrawFn) -> list[sp.Expr]:
+    """Two generators c·w·v + higher terms whose quadratic parts share the variable w, so that
+    the initial forms vanish on the line w = 0 (and more), times a monomial now and then."""
+    common = draw(st.sampled_from(X))
+    factor = draw(st.sampled_from((1, 1, x, z, y * z)))
+    gens = []
+    for _ in range(2):
+        f = draw(st.sampled_from((-1, 1, 2))) * common * draw(st.sampled_from(X))
+        f += sum(_monomial(draw, draw(st.integers(3, 4))) for _ in range(draw(st.integers(0, 2))))
+        gens.append(sp.expand(factor * f))
+    return gens
+
+
+CHANGES = [
+    sp.Matrix([[1, 1, 0], [0, 1, 1], [1, 0, 1]]),
+    sp.Matrix([[1, 0, 1], [1, 1, 0], [0, 0, 1]]),
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(curve_ideals(), st.tuples(*(st.sampled_from((0, 0, 1, 2)),) * 3))
+def test_forced_blowup_agrees_with_newton(generators, prior) -> None:
+    polys = [p for p in _polys(*generators) if not p.is_zero]
+    assume(len(polys) == 2 and polys[0] != polys[1])
+    h = tuple(map(sp.Integer, prior))
+    newton = _solve_ideal(polys, h, 0)
+    blowup = blow_up_origin(polys, h)
+    assume(newton.exact and blowup is not None)
+    got = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
+    if got.exact:
+        assert (got.lam, got.mult) == (newton.lam, newton.mult)
+    else:
+        assert got.lower <= newton.lam <= got.upper
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(curve_ideals(), st.sampled_from(CHANGES))
+def test_values_survive_a_linear_change(generators, matrix) -> None:
+    polys = [p for p in _polys(*generators) if not p.is_zero]
+    assume(len(polys) == 2)
+    ref = _solve_ideal(polys, ZERO, 0)
+    assume(ref.exact)
+    image = dict(zip(X, matrix * sp.Matrix(X)))
+    after = _solve_ideal(_polys(*(sp.expand(p.as_expr().xreplace(image)) for p in polys)), ZERO)
+    if after.exact:
+        assert (after.lam, after.mult) == (ref.lam, ref.mult)
+    else:
+        assert after.lower <= ref.lam <= after.upper
