@@ -102,6 +102,8 @@ def chart_families(
     finite = affine_zeros(on_e, ys)
     if finite is not None:
         return (), tuple(_lift(p, chart) for p in finite)
+    if sp.groebner(on_e, *ys, order="grevlex", domain=sp.QQ).is_zero_dimensional:
+        return None  # finitely many zeros, not all rational: not a family's business
     walls = [gens[j] for j in range(n) if j != chart and (monomial[j] > 0 or h[j] != 0)]
     e = sum(monomial) + order
     hu = sum(h, sp.Integer(n - 1))

@@ -53,6 +53,20 @@ def test_hand_value_with_special_points_on_the_line() -> None:
     assert "[0 : 1 : -1]" in statement and "[0 : 1 : 1]" in statement
 
 
+def test_hand_value_with_a_power_of_u() -> None:
+    # ⟨z², xz − y⁴⟩: the forms z², xz vanish on the line z = 0. Chart x = u (y = ub, z = uc):
+    # u²·⟨c², c − u²b⁴⟩ = u²·⟨c', u⁴b⁸⟩ (c' = c − u²b⁴), so where b ≠ 0 the strict transform is
+    # ⟨c', u⁴⟩: K ≍ u⁴c'² + u¹² under |u|², t·(3, 1) meets the edge (4, 2)–(12, 0) at t = 12/7,
+    # λ = 7/12. At [1 : 0 : 0] (b = 0): t·(3, 1, 1) meets conv{(4, 2, 0), (12, 0, 16)} + R³₊ at
+    # t = 16/9, on a 2-face: λ = 9/16, m = 1, the least (Newton alone: 1/4 ≤ λ ≤ 5/8)
+    r = rlct.from_ideal([z**2, x * z - y**4], X)
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(9, 16), 1)
+    strict = _polys(z**2, z - x**2 * y**4)  # chart x, u = x, after dividing by u²
+    families, special = chart_families(strict, 0, (0, 0, 0), 2, ZERO)
+    assert [(f.smooth, f.power, f.lam) for f in families] == [(1, 4, sp.Rational(7, 12))]
+    assert special == (_point(1, 0, 0),)
+
+
 def test_kinds_and_special_points_of_the_charts() -> None:
     # ⟨xz, yz − x³⟩ in chart x (u = x): J̃ = ⟨z, yz − x⟩ ∋ x, every point of the line good
     families, special = chart_families(_polys(z, y * z - x), 0, (0, 0, 0), 2, ZERO)
