@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
+from _ideals import monomial
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -89,12 +90,6 @@ def test_monomial_factor_strata(generators, prior, lam, mult) -> None:
     assert forced is not None and forced.exact and (forced.lam, forced.mult) == (lam, mult)
 
 
-def _monomial(draw: st.DrawFn, degree: int) -> sp.Expr:
-    a = draw(st.integers(0, degree))
-    b = draw(st.integers(0, degree - a))
-    return x**a * y**b * z ** (degree - a - b)
-
-
 @st.composite
 def ideals(draw: st.DrawFn) -> list[sp.Expr]:
     """Two order-2 generators (one or two terms, plus higher ones) and maybe a third of order
@@ -102,11 +97,11 @@ def ideals(draw: st.DrawFn) -> list[sp.Expr]:
     coefficient = st.sampled_from((-2, -1, 1, 2))
     gens = []
     for _ in range(2):
-        f = sum(draw(coefficient) * _monomial(draw, 2) for _ in range(draw(st.integers(1, 2))))
-        f += sum(_monomial(draw, draw(st.integers(3, 5))) for _ in range(draw(st.integers(0, 1))))
+        f = sum(draw(coefficient) * monomial(draw, 2) for _ in range(draw(st.integers(1, 2))))
+        f += sum(monomial(draw, draw(st.integers(3, 5))) for _ in range(draw(st.integers(0, 1))))
         gens.append(f)
     if draw(st.booleans()):
-        gens.append(_monomial(draw, draw(st.integers(3, 5))))
+        gens.append(monomial(draw, draw(st.integers(3, 5))))
     factor = draw(st.sampled_from((1, 1, x, z, y * z)))
     return [sp.expand(factor * g) for g in gens]
 

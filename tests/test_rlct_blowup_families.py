@@ -8,6 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import sympy as sp
+from _ideals import monomial
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,11 @@ def test_hand_value_of_a_line_and_a_point() -> None:
     assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
     statement = r.conditions[0].statement
     assert "vanish on a curve" in statement and "[0 : 1 : 0]" in statement
+    # K written as the sum of squares gets the same step; expanded, it does not (bounds only)
+    squares = rlct.from_polynomial(x**2 * z**2 + (y * z - x**3) ** 2, X)
+    assert squares.exact and (squares.lam, squares.mult) == (sp.Rational(5, 8), 1)
+    expanded = rlct.from_polynomial(sp.expand(x**2 * z**2 + (y * z - x**3) ** 2), X)
+    assert not expanded.exact and expanded.lower <= sp.Rational(5, 8) <= expanded.upper
 
 
 def test_hand_value_with_special_points_on_the_line() -> None:
@@ -103,12 +109,6 @@ def test_declines_where_the_strict_transform_is_not_smooth_along_the_line() -> N
     assert not r.exact and r.lower <= sp.Rational(2, 3) <= r.upper
 
 
-def _monomial(draw: st.DrawFn, degree: int) -> sp.Expr:
-    a = draw(st.integers(0, degree))
-    b = draw(st.integers(0, degree - a))
-    return x**a * y**b * z ** (degree - a - b)
-
-
 @st.composite
 def curve_ideals(draw: st.DrawFn) -> list[sp.Expr]:
     """Two generators c·w·v + higher terms whose quadratic parts share the variable w, so that
@@ -118,7 +118,7 @@ def curve_ideals(draw: st.DrawFn) -> list[sp.Expr]:
     gens = []
     for _ in range(2):
         f = draw(st.sampled_from((-1, 1, 2))) * common * draw(st.sampled_from(X))
-        f += sum(_monomial(draw, draw(st.integers(3, 4))) for _ in range(draw(st.integers(0, 2))))
+        f += sum(monomial(draw, draw(st.integers(3, 4))) for _ in range(draw(st.integers(0, 2))))
         gens.append(sp.expand(factor * f))
     return gens
 
