@@ -48,6 +48,7 @@ MAX_QUOTIENT_TERMS = 24  # terms of ⟨g⟩ : f's input; larger ones took up to 
 TRIAL_VALUES = tuple(Fraction(q) for q in (1, -1, 2, "1/2", -2, 3, 0))
 
 Point = tuple[Fraction, ...]
+Least = tuple[int, list[sp.Expr]] | None  # (j, J̃ : u^j), or None when no j ≤ MAX_POWER
 ELIMINATE_FIRST = ProductOrder((lex, lambda m: m[:1]), (grevlex, lambda m: m[1:]))
 
 
@@ -107,7 +108,7 @@ def chart_families(
     walls = [gens[j] for j in range(n) if j != chart and (monomial[j] > 0 or h[j] != 0)]
     e = sum(monomial) + order
     hu = sum(h, sp.Integer(n - 1))
-    least: list = []  # the least power of u in J̃ near almost every point of Z, once computed
+    least: list[Least] = []  # the least power of u in J̃ near almost all of Z, once computed
     for size in range(min(len(exprs), n - 1) + 1):
         for chosen in itertools.combinations(range(len(exprs)), size):
             g = [exprs[j] for j in chosen]
@@ -133,7 +134,7 @@ def _small(strict: Sequence[sp.Poly]) -> bool:
 def _kind(
     g: list[sp.Expr],
     others: list[sp.Expr],
-    least: list,
+    least: list[Least],
     strict: list[sp.Expr],
     u: sp.Symbol,
     ys: list[sp.Symbol],
@@ -185,8 +186,12 @@ def _kind(
 
 
 def _least_power(
-    strict: list[sp.Expr], u: sp.Symbol, ys: list[sp.Symbol], gens: list[sp.Symbol], on_e: list
-) -> tuple[int, list[sp.Expr]] | None:
+    strict: list[sp.Expr],
+    u: sp.Symbol,
+    ys: list[sp.Symbol],
+    gens: list[sp.Symbol],
+    on_e: list[sp.Expr],
+) -> Least:
     """The least j ≤ MAX_POWER with Z ∩ V(J̃ : u^j) finite and rational (u^j ∈ J̃ near every
     other point of Z), and J̃ : u^j, by repeated quotients J̃ : u^j = (J̃ : u^(j−1)) : u."""
     quotient: list[sp.Expr] | None = strict
