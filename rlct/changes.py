@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .expressions import MAX_TERMS, check_size
+from .factor import from_flint, to_flint
 from .newton import face_polynomial
 from .polyhedron import Face
 
@@ -41,12 +42,18 @@ class Substitution:
     shift: sp.Expr
 
     def apply(self, K: sp.Poly) -> sp.Poly:
-        """K∘φ, expanded, over Q in the same variables. Raises :class:`TooLargeError` before
-        expanding when K∘φ could have degree > MAX_DEGREE or more than MAX_CHANGED_TERMS terms
-        (:func:`rlct.expressions.check_size`), which keeps the search's memory bounded."""
-        composed = K.as_expr().subs(self.variable, self.variable - self.shift)
+        """K∘φ, expanded, over Q in the same variables (composed by FLINT; sympy's expand took
+        most of the search's time), on the smallest domain (Z when the coefficients allow).
+        Raises :class:`TooLargeError` before expanding when K∘φ could have degree > MAX_DEGREE
+        or more than MAX_CHANGED_TERMS terms (:func:`rlct.expressions.check_size`), which keeps
+        the search's memory bounded."""
+        composed = K.as_expr().xreplace({self.variable: self.variable - self.shift})
         check_size(composed, K.gens, f"K∘φ for φ: {self}", MAX_CHANGED_TERMS)
-        return sp.Poly(sp.expand(composed), *K.gens)
+        f = to_flint(K)
+        images = list(f.context().gens())
+        k = K.gens.index(self.variable)
+        images[k] = images[k] - to_flint(sp.Poly(self.shift, *K.gens))
+        return from_flint(f.compose(*images), K.gens).retract()
 
     def __str__(self) -> str:
         return f"{self.variable} ↦ {self.variable - self.shift}"
