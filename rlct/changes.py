@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .expressions import MAX_TERMS, check_size
-from .factor import from_flint, to_flint
+from .factor import factor_list, from_flint, to_flint
 from .newton import face_polynomial
 from .polyhedron import Face
 
@@ -67,9 +67,9 @@ def candidate_substitutions(
     found: dict[tuple[sp.Symbol, sp.Expr], Substitution] = {}
     blocked: list[str] = []
     for face in faces:
-        _, factors = sp.factor_list(face_polynomial(K, face), *K.gens)
-        for f, _ in factors:
-            fp = sp.Poly(f, *K.gens)
+        _, factors = factor_list(sp.Poly(face_polynomial(K, face), *K.gens))
+        for fp, _ in factors:
+            f = fp.as_expr()
             if fp.total_degree() < 1:
                 continue
             usable = []
