@@ -25,9 +25,9 @@ cancel (Watanabe 2009, *Algebraic Geometry and Statistical Learning Theory*, ch.
   The caller solves these by the same procedure (they are ideals again, with the common factor
   u^(|a|+o)·…), so nested blow-ups see the earlier exceptional divisors as x^a.
 * F's zeros a curve or more (three or four variables): chart by chart, the zeros where the
-  strict transform is a smooth complete intersection, transversal to E or containing u, form
-  one kind with one λ and m (a monomial ideal in suitable coordinates); the others must be
-  finitely many rational points, solved as above (:mod:`rlct.blowup_families`).
+  strict transform is ⟨v_1..v_s, u^j⟩ (or ⟨v_1..v_s⟩) in coordinates (u, v, w) form one kind
+  with one λ and m (a monomial ideal); the others must be finitely many rational points,
+  solved as above (:mod:`rlct.blowup_families`).
 
 x⁴ + (xy − z²)² = ⟨x², xy − z²⟩: o = 2, F = {x², xy − z²}, one real zero [0 : 1 : 0]; in the chart
 y = u, x = u·x', z = u·z' the ideal is u²·⟨x'², x' − z'²⟩ ≍ u⁴(x''² + z'⁸) after x'' = x' − z'²,

@@ -26,7 +26,7 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    origin (:mod:`rlct.blowup`) when the initial forms vanish at finitely many rational points of
    the projective space, each point solved by this same procedure (at most ``MAX_BLOWUPS``
    deep); or on a curve or more, when in each chart all but finitely many (rational) of its
-   points are of one kind, the strict transform a smooth complete intersection there
+   points are of one kind, the strict transform ⟨v_1..v_s, u^j⟩ in coordinates there
    (:mod:`rlct.blowup_families`), and the finitely many are solved so. An expanded K does not get this step: its zeros on the exceptional divisor are those
    of one form, decided here only with the sum of squares in hand.
 
