@@ -22,7 +22,7 @@ import sympy as sp
 from .factor import factor_list
 from .result import RLCT, Condition
 
-__all__ = ["combine_product", "combine_sum", "product_blocks", "sum_blocks"]
+__all__ = ["combine_product", "combine_sum", "generator_blocks", "product_blocks", "sum_blocks"]
 
 
 def _components(supports: Sequence[set[int]]) -> list[set[int]]:
@@ -38,6 +38,14 @@ def _components(supports: Sequence[set[int]]) -> list[set[int]]:
 def sum_blocks(K: sp.Poly) -> list[tuple[int, ...]] | None:
     """Variable groups such that every monomial of K lies in one group (None: a single group)."""
     supports = [{j for j, e in enumerate(m) if e} for m in K.monoms()]
+    comps = _components([s for s in supports if s])
+    return [tuple(sorted(c)) for c in comps] if len(comps) > 1 else None
+
+
+def generator_blocks(polys: Sequence[sp.Poly]) -> list[tuple[int, ...]] | None:
+    """Variable groups such that every generator f_i lies in one group (None: a single group):
+    then K = Σ f_i² is the sum of the groups' own sums of squares."""
+    supports = [{j for m in p.monoms() for j, e in enumerate(m) if e} for p in polys]
     comps = _components([s for s in supports if s])
     return [tuple(sorted(c)) for c in comps] if len(comps) > 1 else None
 

@@ -15,7 +15,8 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    rank (:mod:`rlct.psd`): λ = rank/2, m = 1, under a uniform prior on its variables.
 2. Fewer variables (:mod:`rlct.constant_directions`): K constant along directions that move no
    prior coordinate is K at some coordinates = 0, solved by this same procedure. Then blocks on
-   disjoint variables (:mod:`rlct.blocks`): K = K_1 + K_2 or K_1·K_2, each block solved so.
+   disjoint variables (:mod:`rlct.blocks`): K = K_1 + K_2 or K_1·K_2, each block solved so (an
+   ideal's, or a sum of squares', generator blocks first, each as an ideal of its own).
 3. Two variables: the plane resolution (:mod:`rlct.plane`), always exact for K ∈ Q[x, y]: toric
    charts along the Newton polygon, followed at real algebraic roots, priors carried through.
 4. Three or more variables: coordinate changes x_k ↦ x_k − r(x_{−k}) read off the factors of the
@@ -43,7 +44,7 @@ import sympy as sp
 
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
-from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
+from .blocks import combine_product, combine_sum, generator_blocks, product_blocks, sum_blocks
 from .blowup import blow_up_origin, combine_points
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
@@ -105,6 +106,9 @@ def from_polynomial(
     squares = square_generators(expr, variables)
     if squares is not None and (shortcut := _ideal_shortcut(squares, h, newton)) is not None:
         return shortcut
+    split = None if squares is None else _ideal_blocks(squares, h, MAX_BLOWUPS)
+    if split is not None and split.exact:
+        return split
     result = _solve(poly, h, _Budget(), newton, analysis, local)
     if result.exact or squares is None:
         return result
@@ -139,9 +143,43 @@ def _solve_ideal(
         return newton
     if (shortcut := _ideal_shortcut(polys, h, newton)) is not None:
         return shortcut
+    if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
+        return split
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     result = _solve(K, h, _Budget(), newton)
-    return result if result.exact else _after_blowup(polys, h, result, blowups)
+    result = result if result.exact else _after_blowup(polys, h, result, blowups)
+    return result if split is None else _intersect(result, split)
+
+
+def _ideal_blocks(
+    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], blowups: int
+) -> RLCT | None:
+    """Generators on disjoint groups of variables (:func:`rlct.blocks.generator_blocks`): each
+    group solved as an ideal of its own, so that it keeps its generators (K's own blocks, after
+    squaring, would reach the blow-up only as expanded polynomials); λ adds, as for K's blocks."""
+    groups = generator_blocks(polys)
+    if groups is None:
+        return None
+    gens = polys[0].gens
+    parts = []
+    for g in groups:
+        names = [gens[j] for j in g]
+        block = [sp.Poly(p.as_expr(), *names) for p in polys if _within(p, g)]
+        parts.append((_names(names), _solve_ideal(block, tuple(h[j] for j in g), blowups)))
+    return combine_sum(parts)
+
+
+def _within(p: sp.Poly, group: tuple[int, ...]) -> bool:
+    return all(e == 0 or j in group for m in p.monoms() for j, e in enumerate(m))
+
+
+def _intersect(result: RLCT, other: RLCT) -> RLCT:
+    """Two proven bounds on one λ, intersected (``result`` when it is exact)."""
+    if result.exact:
+        return result
+    lower, upper = max(result.lower, other.lower), min(result.upper, other.upper)
+    conditions = (*result.conditions, *other.conditions)
+    return RLCT.bounds(lower, upper, f"{result.method}; and {other.method}", conditions)
 
 
 def _after_blowup(

@@ -73,6 +73,18 @@ def test_hand_value_with_a_power_of_u() -> None:
     assert special == (_point(1, 0, 0),)
 
 
+def test_generator_blocks_keep_their_ideal() -> None:
+    # ⟨xz, yz − x³⟩ + ⟨w²⟩ on disjoint variables: λ = 5/8 + 1/4, m = 1 + 1 − 1. Squared and
+    # summed, the (x, y, z) block reached the blow-up only expanded, and gave bounds (1/2..11/12)
+    w = sp.Symbol("w")
+    r = rlct.from_ideal([x * z, y * z - x**3, w**2], (*X, w))
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(7, 8), 1)
+    r = rlct.from_ideal([x * z, y * z - x**3, w**3], (*X, w))  # 5/8 + 1/6
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(19, 24), 1)
+    r = rlct.from_polynomial(x**2 * z**2 + (y * z - x**3) ** 2 + w**4, (*X, w))
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(7, 8), 1)
+
+
 def test_kinds_and_special_points_of_the_charts() -> None:
     # ⟨xz, yz − x³⟩ in chart x (u = x): J̃ = ⟨z, yz − x⟩ ∋ x, every point of the line good
     families, special = chart_families(_polys(z, y * z - x), 0, (0, 0, 0), 2, ZERO)
