@@ -42,12 +42,18 @@ def sum_blocks(K: sp.Poly) -> list[tuple[int, ...]] | None:
     return [tuple(sorted(c)) for c in comps] if len(comps) > 1 else None
 
 
-def generator_blocks(polys: Sequence[sp.Poly]) -> list[tuple[int, ...]] | None:
-    """Variable groups such that every generator f_i lies in one group (None: a single group):
-    then K = Σ f_i² is the sum of the groups' own sums of squares."""
+def generator_blocks(
+    polys: Sequence[sp.Poly],
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]] | None:
+    """(variable group, indices of its generators) such that every generator f_i lies in one
+    group (None: a single group): then K = Σ f_i² is the sum of the groups' own sums of squares."""
     supports = [{j for m in p.monoms() for j, e in enumerate(m) if e} for p in polys]
     comps = _components([s for s in supports if s])
-    return [tuple(sorted(c)) for c in comps] if len(comps) > 1 else None
+    if len(comps) < 2:
+        return None
+    return [
+        (tuple(sorted(c)), tuple(i for i, s in enumerate(supports) if s and s <= c)) for c in comps
+    ]
 
 
 def product_blocks(K: sp.Poly) -> list[tuple[sp.Poly, tuple[int, ...]]] | None:

@@ -72,13 +72,10 @@ class Family:
 
     @property
     def label(self) -> str:
-        where = f"at {_projective(self)}" if self.witness else "no real point found"
+        where = "no real point found"
+        if self.witness is not None:
+            where = "at [" + " : ".join(str(c) for c in self.witness) + "]"
         return f"chart {self.chart + 1}, strict transform {self.kind} ({where})"
-
-
-def _projective(family: Family) -> str:
-    assert family.witness is not None
-    return "[" + " : ".join(str(c) for c in family.witness) + "]"
 
 
 def chart_families(
@@ -153,20 +150,20 @@ def _kind(
     special = _union_on_e(failing, on_e, u, ys)
     if special is None:
         return None
-    for power in (None, 1):
-        if power is None and not g:
-            continue  # ⟨⟩ is no ideal of a zero
-        if power is not None:
+    for transversal in (True, False):
+        if transversal:
+            if not g:
+                continue  # ⟨⟩ is no ideal of a zero
+            power, base, pieces = None, list(g), []
+        else:
             if not least:
                 least.append(_least_power(strict, u, ys, gens, on_e))
             if least[0] is None:
                 return None
             power, quotient = least[0]
-        base = list(g) if power is None else [*g, u**power]
-        pieces = [] if power is None else [quotient]
-        for f in others:
-            if sp.groebner(base, *gens, order="grevlex", domain=sp.QQ).contains(f):
-                continue  # f ∈ ⟨g, u^j⟩: nothing fails
+            base, pieces = [*g, u**power], [quotient]
+        basis = sp.groebner(base, *gens, order="grevlex", domain=sp.QQ)
+        for f in (f for f in others if not basis.contains(f)):  # f ∈ ⟨g, u^j⟩: nothing fails
             pieces.append(_quotient(base, f, gens))
             if pieces[-1] is None:
                 break

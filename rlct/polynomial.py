@@ -157,29 +157,25 @@ def _ideal_blocks(
     """Generators on disjoint groups of variables (:func:`rlct.blocks.generator_blocks`): each
     group solved as an ideal of its own, so that it keeps its generators (K's own blocks, after
     squaring, would reach the blow-up only as expanded polynomials); λ adds, as for K's blocks."""
-    groups = generator_blocks(polys)
-    if groups is None:
+    blocks = generator_blocks(polys)
+    if blocks is None:
         return None
     gens = polys[0].gens
     parts = []
-    for g in groups:
-        names = [gens[j] for j in g]
-        block = [sp.Poly(p.as_expr(), *names) for p in polys if _within(p, g)]
-        parts.append((_names(names), _solve_ideal(block, tuple(h[j] for j in g), blowups)))
+    for group, members in blocks:
+        names = [gens[j] for j in group]
+        block = [sp.Poly(polys[i].as_expr(), *names) for i in members]
+        parts.append((_names(names), _solve_ideal(block, tuple(h[j] for j in group), blowups)))
     return combine_sum(parts)
 
 
-def _within(p: sp.Poly, group: tuple[int, ...]) -> bool:
-    return all(e == 0 or j in group for m in p.monoms() for j, e in enumerate(m))
-
-
-def _intersect(result: RLCT, other: RLCT) -> RLCT:
+def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:
     """Two proven bounds on one λ, intersected (``result`` when it is exact)."""
     if result.exact:
         return result
     lower, upper = max(result.lower, other.lower), min(result.upper, other.upper)
     conditions = (*result.conditions, *other.conditions)
-    return RLCT.bounds(lower, upper, f"{result.method}; and {other.method}", conditions)
+    return RLCT.bounds(lower, upper, f"{result.method}; {joiner} {other.method}", conditions)
 
 
 def _after_blowup(
@@ -192,11 +188,7 @@ def _after_blowup(
         return before
     results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
     after = combine_points(blowup, results)
-    if after.exact:
-        return after
-    lower, upper = max(before.lower, after.lower), min(before.upper, after.upper)
-    method = f"{before.method}; then {after.method}"
-    return RLCT.bounds(lower, upper, method, (*before.conditions, *after.conditions))
+    return after if after.exact else _intersect(before, after, "then")
 
 
 def _ideal_shortcut(
