@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from _devices import DEVICES
 
 import numeric
 from numeric.errors import DivergenceError, InvalidInputError
@@ -129,10 +130,7 @@ def test_reduced_rank_regression_at_origin() -> None:
     _assert_close(est, 1.5)
 
 
-ON_CUDA = pytest.param("cuda", marks=pytest.mark.gpu)
-
-
-@pytest.mark.parametrize("device", ["cpu", ON_CUDA])
+@pytest.mark.parametrize("device", DEVICES)
 def test_same_seed_identical_and_chains_differ(device: str) -> None:
     m, w_hat = _linear(n=500, d=3)
     kw = dict(num_chains=3, num_draws=50, num_burnin=20, seed=11, device=device)

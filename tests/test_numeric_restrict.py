@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 import torch
+from _devices import ON_CUDA
 from _dln import DT, dln_data, dln_loss, true_parameter
 from torch import nn
 
@@ -32,20 +33,25 @@ def _assert_close(est: numeric.LLCEstimate, target: float) -> None:
     assert abs(est.mean - target) <= 4 * est.stderr, (est.mean, target, est.stderr)
 
 
+RRR = rlct.reduced_rank_regression(M=2, N=2, H=1, r=1).lam
+
+
 @pytest.mark.parametrize(
-    ("free", "lam"),
+    ("free", "lam", "device"),
     [
-        (["W3"], sp.Rational(1)),
-        (["W1"], sp.Rational(1)),
-        (["W2", "W3"], rlct.reduced_rank_regression(M=2, N=2, H=1, r=1).lam),
+        (["W3"], sp.Rational(1), "cpu"),
+        (["W1"], sp.Rational(1), "cpu"),
+        (["W2", "W3"], RRR, "cpu"),
+        pytest.param(["W2", "W3"], RRR, *ON_CUDA.values, marks=ON_CUDA.marks),
     ],
 )
-def test_restricted_deep_linear_network_has_the_exact_lambda(free: list[str], lam) -> None:
+def test_restricted_deep_linear_network_has_the_exact_lambda(free: list[str], lam, device) -> None:
     w, data = true_parameter(), dln_data()
     assert lam == (sp.Rational(3, 2) if len(free) == 2 else 1)
     loss, sub = numeric.restrict(dln_loss, w, free)
     assert list(sub) == free and all(sub[k] is w[k] for k in free)
-    est = numeric.estimate_llc(loss, sub, data, num_chains=4, seed=0)
+    est = numeric.estimate_llc(loss, sub, data, num_chains=4, seed=0, device=device)
+    assert est.config.device.startswith(device)
     assert est.config.num_params == sum(w[k].numel() for k in free)
     _assert_close(est, float(lam))
     assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import sympy as sp
 import torch
+from _devices import DEVICES
 from _dln import dln_data, dln_loss, orbit
 from torch import nn
 
@@ -65,18 +66,21 @@ def test_series_equals_one_estimate_per_checkpoint() -> None:
     assert rec.checkpoints[0].params["0.weight"].data_ptr() != model[0].weight.data_ptr()
 
 
-def test_restricted_series_has_the_exact_lambda_at_every_checkpoint() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_restricted_series_has_the_exact_lambda_at_every_checkpoint(device: str) -> None:
     """W1 frozen at each checkpoint's own value (different at each): W2, W3 are a reduced rank
     regression on z = W1·x with λ = 3/2 at every checkpoint (rlct). Had a checkpoint run with
     another checkpoint's W1, w* would not be a minimum there."""
     cps, data = orbit(), dln_data()
     lam = rlct.reduced_rank_regression(M=2, N=2, H=1, r=1).lam
     assert lam == sp.Rational(3, 2)
-    series = numeric.estimate_llc_series(dln_loss, cps, data, select=["W2", "W3"], seed=0)
+    series = numeric.estimate_llc_series(
+        dln_loss, cps, data, select=["W2", "W3"], seed=0, device=device
+    )
     assert series.free_params == ("W2", "W3") and series.frozen_params == ("W1",)
     assert series.steps == (0, 100, 200)
     for est in series.estimates:
-        assert est.ess >= 100, est
+        assert est.ess >= 100 and est.config.device.startswith(device), est
         assert abs(est.mean - float(lam)) <= 4 * est.stderr, est
         assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
         assert abs(est.init_loss) < 1e-20  # each checkpoint is the minimum of its loss
@@ -173,7 +177,10 @@ class _Scaled(nn.Module):
         return self.scale * self.lin(x)
 
 
-def test_buffers_in_state_dicts_are_held_at_each_checkpoints_values() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_buffers_in_state_dicts_are_held_at_each_checkpoints_values(device: str) -> None:
+    """A module's buffer in the state dicts (CPU tensors) is held at each checkpoint's value,
+    on the run's device too; each checkpoint equals its own call bit for bit."""
     torch.manual_seed(0)
     model = _Scaled()
     g = torch.Generator().manual_seed(0)
@@ -184,13 +191,15 @@ def test_buffers_in_state_dicts_are_held_at_each_checkpoints_values() -> None:
     for s in (1.0, 3.0):
         model.scale.fill_(s)
         states.append({k: v.clone() for k, v in model.state_dict().items()})
-    series = numeric.estimate_llc_series(loss_fn, states, data := (x, y), **SHORT)
+    kw = dict(SHORT, device=device)
+    series = numeric.estimate_llc_series(loss_fn, states, data := (x, y), **kw)
     assert series.frozen_params == ("scale",) and series.free_params == ("lin.weight", "lin.bias")
     for k, s in enumerate((1.0, 3.0)):
         model.scale.fill_(s)
         params = {n: states[k][n] for n in ("lin.weight", "lin.bias")}
-        alone = numeric.estimate_llc(loss_fn, params, data, seed=k, **SHORT)
+        alone = numeric.estimate_llc(loss_fn, params, data, seed=k, **kw)
         assert _same(series.estimates[k], alone), k
+        assert alone.config.device.startswith(device)
     assert series.estimates[0].init_loss != series.estimates[1].init_loss
 
 

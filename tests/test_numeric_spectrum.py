@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from _devices import DEVICES
 
 import numeric
 from numeric.lanczos import lanczos
@@ -136,12 +137,14 @@ def _quadratic(d: int, stiff: int, n: int = 1000):
     return loss_fn, {"w": centre.clone()}, (x,), s
 
 
-def test_large_quadratic_with_outliers_lands_on_its_closed_form() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_large_quadratic_with_outliers_lands_on_its_closed_form(device: str) -> None:
     """D = 2,100 > 2,048: 12 outlier eigenvalues over a bulk. "auto" whitens them (low-rank
     preconditioner, found by Lanczos), the slow-direction rule sets the run length, and the
     estimate lands on λ_β = ½·Σ nβs/(nβs + γ) within 4 standard errors, with no error finding."""
     loss_fn, w, data, s = _quadratic(2100, 12)
-    est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=0, batch_size=8)
+    est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=0, batch_size=8, device=device)
+    assert est.config.device.startswith(device)
     ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
     c = est.config
     assert c.preconditioner == "lowrank"
@@ -155,7 +158,8 @@ def test_large_quadratic_with_outliers_lands_on_its_closed_form() -> None:
     assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)
 
 
-def test_momentum_where_the_step_outpaces_the_slowest_direction() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_momentum_where_the_step_outpaces_the_slowest_direction(device: str) -> None:
     """D = 2,100, curvatures nβ·s + γ over two decades and no outlier to whiten (the low-rank
     preconditioner would gain less than 2×, so "auto" takes none): after adaptation κ/κ_min ≈ 45
     ≥ 16, so the run switches from LM to BAOAB at critical damping of the slowest relevant
@@ -163,7 +167,7 @@ def test_momentum_where_the_step_outpaces_the_slowest_direction() -> None:
     estimate lands on the closed form with no finding. A well-conditioned linear regression keeps
     LM."""
     loss_fn, w, data, s = _quadratic(2100, 0, n=500)
-    est = numeric.estimate_llc(loss_fn, w, data, num_chains=2, seed=14, batch_size=8)
+    est = numeric.estimate_llc(loss_fn, w, data, num_chains=2, seed=14, batch_size=8, device=device)
     c = est.config
     ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
     assert c.preconditioner == "none" and c.integrator == "baoab"
