@@ -29,15 +29,20 @@ curvature below γ/nβ, which the localisation holds instead.
 Timings synchronise the device; "steps/s" is burn-in plus draws over the whole call (adaptation,
 full-data losses and diagnostics included). Peak memory is torch's peak allocation on the device.
 
-    python benchmarks/bench_gpu_llc.py [--only NAME ...] [--device cuda]
+- ``dln-1e8-short``: the same with 100 + 400 fixed steps, to time the set-up's phases
+  (``--profile N`` prints the N slowest calls by cumulative time, also when interrupted).
+
+    python benchmarks/bench_gpu_llc.py [--only NAME ...] [--device cuda] [--profile N]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import math
 import os
+import pstats
 import time
 
 import torch
@@ -190,6 +195,7 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=300.0, help="dln-1e8-fit's whole time")
     ap.add_argument("--batch", type=int, default=2048, help="dln-1e8-fit's batch size")
     ap.add_argument("--size", type=float, default=1e8, help="dln-1e8-fit's parameter count")
+    ap.add_argument("--profile", type=int, default=0, help="print this many cProfile rows")
     ap.add_argument("--tf32", action="store_true", help="TF32 matrix products (module docstring)")
     args = ap.parse_args()
     dev = args.device
@@ -201,16 +207,33 @@ def main() -> None:
         "dln-1e8": lambda: dln(
             10**8, dev, num_chains=4, batch_size=256, num_burnin=1500, num_draws=1000
         ),
+        "dln-1e8-short": lambda: dln(
+            int(args.size),
+            dev,
+            num_chains=4,
+            batch_size=args.batch,
+            num_burnin=100,
+            num_draws=400,
+            step_check=False,
+        ),
         "dln-1e8-fit": lambda: dln_within(
             int(args.size), dev, args.budget_s, num_chains=4, batch_size=args.batch
         ),
     }
     rows = {}
-    for name, job in jobs.items():
-        if args.only and name not in args.only:
-            continue
-        rows[name] = job()
-        print(name, json.dumps(rows[name]), flush=True)
+    profile = cProfile.Profile() if args.profile else None
+    try:
+        for name, job in jobs.items():
+            if args.only and name not in args.only:
+                continue
+            if profile is not None:
+                profile.enable()
+            rows[name] = job()
+            print(name, json.dumps(rows[name]), flush=True)
+    finally:  # also when stopped by SIGINT (timeout -s INT): the profile of what ran
+        if profile is not None:
+            profile.disable()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
     info = dict(
         torch=torch.__version__,
         device=torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu",

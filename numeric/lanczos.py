@@ -116,7 +116,7 @@ def lanczos(matvec: MatVec, start: Tensor, steps: int, locked: Tensor | None = N
     theta, s = torch.linalg.eigh(t)
     last = 0.0 if invariant else beta
     residuals = (last * s[-1, :]).abs()
-    vectors = basis[:m].T @ s.to(basis.dtype)
+    vectors = basis[:m].T @ s.to(device=basis.device, dtype=basis.dtype)
     return Ritz(theta, vectors, residuals, s[0, :].square(), m, invariant or m == free, free)
 
 

@@ -57,7 +57,7 @@ class LowRankRoot:
 
     def __init__(self, basis: Tensor, values: Tensor, base: float) -> None:
         self.basis, self.values, self.base = basis, values, float(base)
-        self._shift = (values - base).to(basis.dtype)
+        self._shift = (values - base).to(device=basis.device, dtype=basis.dtype)
 
     def __rmatmul__(self, v: Tensor) -> Tensor:
         return v * self.base + ((v @ self.basis) * self._shift) @ self.basis.T
@@ -155,7 +155,7 @@ class SpectrumInfo:
         theta, vecs, _ = self._pairs()
         order = torch.argsort(theta)
         idx = order[self._is_relevant(theta[order])][:k]
-        return vecs[:, idx], self._curv(theta[idx]).to(vecs.dtype)
+        return vecs[:, idx], self._curv(theta[idx]).to(device=vecs.device, dtype=vecs.dtype)
 
     def slowest_is_whitened(self) -> bool:
         theta, _, white = self._pairs()
@@ -185,7 +185,7 @@ class SpectrumInfo:
         """(M, M^{1/2}) (module docstring)."""
         theta, vecs, white = self._pairs()
         u = vecs[:, white]
-        inv = (1.0 / self._curv(theta[white])).to(u.dtype)
+        inv = (1.0 / self._curv(theta[white])).to(device=u.device, dtype=u.dtype)
         m = LowRankRoot(u, inv, 1.0 / self.rest_curvature())
         return m, m.power(0.5)
 

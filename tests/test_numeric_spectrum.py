@@ -124,15 +124,17 @@ def test_spectrum_of_a_deep_linear_network_equals_the_dense_hessian() -> None:
     torch.testing.assert_close(s_low.to_dense(), s_dense, atol=1e-8, rtol=1e-6)
 
 
-def _quadratic(d: int, stiff: int, n: int = 1000):
+def _quadratic(d: int, stiff: int, n: int = 1000, device: str = "cpu"):
     """½·Σ s_j (w_j − c_j)² times a data factor of mean 1: ``stiff`` eigenvalues 10²–10⁴ above a
-    bulk 10⁻²–1 (the low-rank preconditioner whitens the outliers)."""
+    bulk 10⁻²–1 (the low-rank preconditioner whitens the outliers). The loss's constants live on
+    ``device``; w* and the data stay on the CPU (the estimator moves them)."""
     s = torch.cat([torch.logspace(2, 4, stiff), torch.logspace(-2, 0, d - stiff)])
     centre = torch.randn(d, generator=torch.Generator().manual_seed(0))
     x = torch.ones(n, 1)
+    s_on, centre_on = s.to(device), centre.to(device)
 
     def loss_fn(p, b):
-        return 0.5 * (s * (p["w"] - centre).square()).sum() * b[0].square().mean()
+        return 0.5 * (s_on * (p["w"] - centre_on).square()).sum() * b[0].square().mean()
 
     return loss_fn, {"w": centre.clone()}, (x,), s
 
@@ -142,7 +144,7 @@ def test_large_quadratic_with_outliers_lands_on_its_closed_form(device: str) -> 
     """D = 2,100 > 2,048: 12 outlier eigenvalues over a bulk. "auto" whitens them (low-rank
     preconditioner, found by Lanczos), the slow-direction rule sets the run length, and the
     estimate lands on λ_β = ½·Σ nβs/(nβs + γ) within 4 standard errors, with no error finding."""
-    loss_fn, w, data, s = _quadratic(2100, 12)
+    loss_fn, w, data, s = _quadratic(2100, 12, device=device)
     est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=0, batch_size=8, device=device)
     assert est.config.device.startswith(device)
     ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
@@ -166,7 +168,7 @@ def test_momentum_where_the_step_outpaces_the_slowest_direction(device: str) -> 
     direction; its relaxation time is then ≈ 12 steps instead of 2/(ε·κ_min) ≈ 314, and the
     estimate lands on the closed form with no finding. A well-conditioned linear regression keeps
     LM."""
-    loss_fn, w, data, s = _quadratic(2100, 0, n=500)
+    loss_fn, w, data, s = _quadratic(2100, 0, n=500, device=device)
     est = numeric.estimate_llc(loss_fn, w, data, num_chains=2, seed=14, batch_size=8, device=device)
     c = est.config
     ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
