@@ -13,7 +13,9 @@ monomial of degree 3–6. Families:
 * ``blow-up alone``: the origin blown up and each zero point solved as an ideal, on ideals times a
   random monomial under a random prior, where the Newton polyhedron alone is exact; reference
   Newton's value. Again with ideals whose quadratic parts share a variable (c·w·v + higher
-  terms, w common), so that the initial forms vanish on a line (:mod:`rlct.blowup_families`).
+  terms, w common), so that the initial forms vanish on a line (:mod:`rlct.blowup_families`),
+  and with ideals whose only quadratic part is c·v·w (two lines of zeros).
+* ``two lines of zeros``: those ideals as drawn; reference the value with the blow-up off.
 
 Prints a Markdown table and writes ``benchmarks/out/bench_rlct_blowup.json``.
 """
@@ -71,6 +73,23 @@ def line_ideal(rng: random.Random) -> list[sp.Poly]:
             gens.append(f)
         polys = [sp.Poly(g, *X) for g in gens]
         if all(not p.is_zero for p in polys) and polys[0] != polys[1]:
+            return polys
+
+
+def two_lines_ideal(rng: random.Random) -> list[sp.Poly]:
+    """c·v·w + (up to two monomials of degree 3–4), and one or two monomials of degree 3–4: the
+    initial forms vanish on the two lines v = 0 and w = 0 of the exceptional divisor, whose
+    points may be of different kinds (``rlct.blowup_families`` takes Z one factor at a time)."""
+    while True:
+        v, w = rng.sample(X, 2)
+        first = rng.choice((-1, 1, 2)) * v * w
+        first += sum(_monomial(rng, rng.randint(3, 4)) for _ in range(rng.randint(0, 2)))
+        second = sum(
+            rng.choice((-1, 1, 3)) * _monomial(rng, rng.randint(3, 4))
+            for _ in range(rng.randint(1, 2))
+        )
+        polys = [sp.Poly(g, *X) for g in (first, second)]
+        if all(not p.is_zero for p in polys):
             return polys
 
 
@@ -160,6 +179,11 @@ def main() -> None:
             changed.append((linear_change(rng, polys), ZERO))
             refs.append(ref)
     rows.append(run_family("after a linear change (exact as drawn)", changed, refs))
+    other = random.Random(
+        args.seed + 1
+    )  # the new families' own draws: the others' stay as they were
+    lines = [(two_lines_ideal(other), ZERO) for _ in range(args.cases)]
+    rows.append(run_family("two lines of zeros", lines, [_solve_ideal(p, h, 0) for p, h in lines]))
     print(
         "| family | cases | exact, blow-up off | exact, on | consistent | time off / on | slowest |"
     )
@@ -173,6 +197,7 @@ def main() -> None:
     alone = [
         run_alone(rng, args.cases),
         run_alone(rng, args.cases, line_ideal, " (quadratic parts sharing a variable)"),
+        run_alone(other, args.cases, two_lines_ideal, " (two lines of zeros)"),
     ]
     print(
         "\n| family | cases | declined | curve of zeros | exact | consistent with Newton | time |"

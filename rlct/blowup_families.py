@@ -20,6 +20,12 @@ Z ∩ V(quotients), Z ∩ {y_j = 0}; each must be finite with rational real poin
 that passes is used (any that passes describes the same local ideal at all but finitely many
 points). The special points are solved one by one by the caller, as the isolated zeros are.
 
+Z may hold points of different kinds on different components (⟨x²z, yz − x³⟩ in chart x: Z =
+{bc = 0}, u²·⟨u − bc, u²⟩ along c = 0 and u²·⟨b, u⟩ along b = 0). So Z is first split into the
+hypersurfaces V(f_i) of the irreducible factors f_i over Q of the gcd of its equations, and the
+finitely many rational points that the equations divided by the gcd leave (special), and each
+V(f_i) gets a kind of its own; where that split does not apply or fails, Z is searched whole.
+
 The kind's λ counts towards the minimum only where a real good point exists: one found with
 rational coordinates (the *witness*) makes it exact; without one it is only a lower bound (its
 real points might be none).
@@ -27,6 +33,7 @@ real points might be none).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +42,7 @@ from fractions import Fraction
 import sympy as sp
 from sympy.polys.orderings import ProductOrder, grevlex, lex
 
+from .factor import factor_list
 from .newton import ideal_step
 from .projective_zeros import affine_zeros
 
@@ -105,20 +113,67 @@ def chart_families(
     walls = [gens[j] for j in range(n) if j != chart and (monomial[j] > 0 or h[j] != 0)]
     e = sum(monomial) + order
     hu = sum(h, sp.Integer(n - 1))
-    least: list[Least] = []  # the least power of u in J̃ near almost all of Z, once computed
-    for size in range(min(len(exprs), n - 1) + 1):
-        for chosen in itertools.combinations(range(len(exprs)), size):
-            g = [exprs[j] for j in chosen]
-            others = [exprs[j] for j in range(len(exprs)) if j not in chosen]
-            found = _kind(g, others, least, exprs, u, ys, gens, on_e, walls)
+
+    def family_on(zeros: list[sp.Expr]) -> tuple[Family, set[Point]] | None:
+        found = _component_family(exprs, zeros, u, ys, gens, walls)
+        if found is None:
+            return None
+        size, power, witness, special = found
+        lam, mult = _value(size, power, e, hu)
+        lifted = None if witness is None else _lift(witness, chart)
+        return Family(chart, size, power, lam, mult, lifted), special
+
+    for parts in filter(None, (_components(on_e, ys), ([on_e], set()))):
+        components, special = parts
+        found = [family_on(zeros) for zeros in components]
+        if all(f is not None for f in found):
+            families = tuple(f[0] for f in found)  # type: ignore[index]
+            special = special.union(*(f[1] for f in found))  # type: ignore[index]
+            return families, tuple(_lift(p, chart) for p in sorted(special))
+    return None
+
+
+def _components(on_e: list[sp.Expr], ys: list[sp.Symbol]) -> tuple[list, set[Point]] | None:
+    """Z as the hypersurfaces V(f_i) of the irreducible factors f_i (over Q) of the gcd of its
+    equations, and the finitely many rational points where the equations divided by the gcd
+    vanish (points of Z off those hypersurfaces, or on them: special either way); None when
+    the gcd is constant, has one factor and leaves no other point (Z is then searched whole),
+    or leaves infinitely many or irrational points."""
+    polys = [sp.Poly(q, *ys, domain=sp.QQ) for q in on_e if q != 0]
+    if not polys:
+        return None
+    common = functools.reduce(sp.gcd, polys)
+    if common.is_ground:
+        return None
+    factors = [f for f, _ in factor_list(common)[1]]
+    rest = [sp.div(p, common)[0].as_expr() for p in polys]
+    left = affine_zeros(rest, ys)
+    if left is None or (len(factors) == 1 and not left):
+        return None
+    return [[f.as_expr()] for f in factors], set(left)
+
+
+def _component_family(
+    strict: list[sp.Expr],
+    zeros: list[sp.Expr],
+    u: sp.Symbol,
+    ys: list[sp.Symbol],
+    gens: list[sp.Symbol],
+    walls: list[sp.Symbol],
+) -> tuple[int, int | None, Point | None, set[Point]] | None:
+    """The first choice of s generators g of J̃ (s = 0, 1, ...) whose kind holds at all but
+    finitely many rational points of the zeros ``zeros`` on E (``_kind``): (s, j, a witness or
+    None, the special points); None when no choice passes."""
+    least: list[Least] = []  # the least power of u in J̃ near almost all of them, once computed
+    for size in range(min(len(strict), len(ys)) + 1):
+        for chosen in itertools.combinations(range(len(strict)), size):
+            g = [strict[j] for j in chosen]
+            others = [strict[j] for j in range(len(strict)) if j not in chosen]
+            found = _kind(g, others, least, strict, u, ys, gens, zeros, walls)
             if found is None:
                 continue
             power, test, special = found
-            witness = _witness(test, on_e, u, ys, set(special))
-            lam, mult = _value(size, power, e, hu)
-            lifted = None if witness is None else _lift(witness, chart)
-            family = Family(chart, size, power, lam, mult, lifted)
-            return (family,), tuple(_lift(p, chart) for p in special)
+            return size, power, _witness(test, zeros, u, ys, set(special)), set(special)
     return None
 
 

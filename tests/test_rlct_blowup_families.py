@@ -113,12 +113,25 @@ def test_transversal_kind_and_walls() -> None:
     assert families[0].lam == sp.Rational(1, 2) and families[0].witness is not None
 
 
-def test_declines_where_the_strict_transform_is_not_smooth_along_the_line() -> None:
-    # ⟨x²z, yz − x³⟩: along z = 0 in chart x, J̃ = ⟨u − bc, c²⟩ locally, not a smooth
-    # complete intersection: no kind of good point, so no blow-up result, and bounds remain
-    assert blow_up_origin(_polys(x**2 * z, y * z - x**3), ZERO) is None
+def test_two_lines_of_zeros_each_with_its_own_kind() -> None:
+    """⟨x²z, yz − x³⟩: in chart x (y = ub, z = uc) J∘π = u²·⟨uc, bc − u⟩ and Z = {bc = 0}, two
+    lines of different kinds, found one factor of Z at a time (u² ∈ J̃ as u(u − bc) + b·uc):
+    * c = 0, b ≠ 0: c ≡ u/b, so J̃ = ⟨u − bc, u²⟩; u²·⟨v, u²⟩ under |u|²: K ~ u⁴v² + u⁸ and
+      t·(3, 1) ≥ α(4, 2) + (1 − α)(8, 0) first at α = 4/5, t = 8/5: λ = 5/8;
+    * b = 0, c ≠ 0: uc ∈ J̃ gives u, then b: J̃ = ⟨b, u⟩; K ~ u⁴v² + u⁶, α = 3/4, t = 3/2: λ = 2/3;
+    the same lines seen from charts y and z, and the three points where the lines meet or leave
+    the charts are special. At [0 : 1 : 0] (y = u, x = ua, z = uc) K = u⁶a⁴c² + u⁴(c − ua³)²,
+    after c ↦ c + ua³ a Newton polyhedron with the face (10, 8, 0)–(0, 4, 2) in (a, u, c):
+    t·(1, 3, 1) on it at α = 1/6, t = 5/3, λ = 3/5 < 5/8. [1 : 0 : 0] is not solved (its
+    strict transform meets the prior's wall along a whole line), so λ ≤ 3/5 is a bound."""
+    blowup = blow_up_origin(_polys(x**2 * z, y * z - x**3), ZERO)
+    assert blowup is not None and blowup.generic == (sp.Rational(3, 4), 1)
+    kinds = {(f.chart, f.smooth, f.power, f.lam, f.mult) for f in blowup.families}
+    assert (0, 1, 2, sp.Rational(5, 8), 1) in kinds and (0, 1, 1, sp.Rational(2, 3), 1) in kinds
+    assert all(f.witness is not None for f in blowup.families)
+    assert {p.point for p in blowup.points} == {_point(1, 0, 0), _point(0, 1, 0), _point(0, 0, 1)}
     r = rlct.from_ideal([x**2 * z, y * z - x**3], X)
-    assert not r.exact and r.lower <= sp.Rational(2, 3) <= r.upper
+    assert not r.exact and r.upper == sp.Rational(3, 5) and r.lower <= sp.Rational(3, 5)
 
 
 @st.composite

@@ -65,8 +65,9 @@ def test_crosscheck_to_dict_is_plain_json() -> None:
     bound = back[3]
     assert bound["exact"] is False and bound["lambda"] is None and bound["lambda_exact"] is None
     # Newton's 1/(2t): the diagonal meets the plane through (2, 0, 1), (0, 1, 1), (3, 0, 0)
-    # (normal (1, 2, 1)) at t = 3/4; the lower bound is 1/ord₀(K) = 1/4
-    assert bound["lambda_lower"] == 0.25 and bound["lambda_upper"] == pytest.approx(2 / 3)
+    # (normal (1, 2, 1)) at t = 3/4, λ ≤ 2/3; the blow-up's point [0 : 1 : 0] is exact at 3/5
+    # (derived in test_rlct_blowup_families), so λ ≤ 3/5; the lower bound is 1/ord₀(K) = 1/4
+    assert bound["lambda_lower"] == 0.25 and bound["lambda_upper"] == pytest.approx(3 / 5)
 
 
 def test_closed_forms_and_rule_to_dict_are_plain_json() -> None:
