@@ -72,10 +72,11 @@ def _dln_problem(dim: int, device: str):
     def f(p: dict[str, torch.Tensor], xb: torch.Tensor) -> torch.Tensor:
         return xb @ p["W0"].T @ p["W1"].T @ p["W2"].T
 
-    tf32, torch.backends.cuda.matmul.allow_tf32 = torch.backends.cuda.matmul.allow_tf32, False
+    precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
     with torch.no_grad():
         y = f(ws, x)  # labels in full float32 whatever --tf32 says: the same problem either way
-    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.set_float32_matmul_precision(precision)
 
     def loss_fn(p: dict[str, torch.Tensor], b: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         xb, yb = b
@@ -199,8 +200,8 @@ def main() -> None:
     ap.add_argument("--tf32", action="store_true", help="TF32 matrix products (module docstring)")
     args = ap.parse_args()
     dev = args.device
-    if args.tf32:
-        torch.backends.cuda.matmul.allow_tf32 = True
+    if args.tf32:  # the documented switch; the older allow_tf32 flag is deprecated since 2.9
+        torch.set_float32_matmul_precision("high")
     jobs = {
         "linreg-1024": lambda: linreg_1024(dev),
         "dln-1e6": lambda: dln(10**6, dev, num_chains=4),
@@ -237,7 +238,7 @@ def main() -> None:
     info = dict(
         torch=torch.__version__,
         device=torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu",
-        tf32=torch.backends.cuda.matmul.allow_tf32,
+        float32_matmul_precision=torch.get_float32_matmul_precision(),
     )
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as fh:
