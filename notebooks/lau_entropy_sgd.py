@@ -19,7 +19,8 @@
 # momentum 0.9 and by entropy-SGD (L = 5 inner steps, momentum 0.9 as in the authors' code),
 # from the same initialisation per seed and with the same number of minibatch gradients; λ̂ at
 # each final point (4 chains, fixed short lengths). Full mode reads MNIST from `$SLT_MNIST_DIR`
-# (a 784-1024-1024-10 network, 20 seeds), when the files are there.
+# (a 784-1024-1024-10 network, 20 seeds), when the files are there; without them it runs the
+# digits with 12 seeds, 2,000 minibatch gradients and the estimator's automatic lengths.
 
 # %%
 import time
@@ -38,6 +39,9 @@ sgd_spec = sgd(0.05, 0.9, nesterov=True)
 esgd_spec = entropy_sgd(0.5, inner_steps=5, inner_lr=0.1, noise=1e-3, scope=0.03, momentum=0.9)
 if M.full and mnist_available():
     data, hidden, seeds, evals, lengths = mnist(), [1024, 1024], range(20), 20_000, {}
+elif M.full:  # no MNIST on this machine: the digits, more seeds, the automatic lengths
+    gen = torch.Generator().manual_seed(0)
+    data, hidden, seeds, evals, lengths = digits(gen), [32], range(12), 2000, {}
 else:
     gen = torch.Generator().manual_seed(0)
     data, hidden, seeds, evals = digits(gen), [32], range(4), 1000

@@ -42,9 +42,8 @@ def gradient_shift(info: HessianInfo | SpectrumInfo, g: Tensor) -> float:
         vals, vecs = info.locked_values.double(), info.locked_vectors.double()
     coef = vecs.T @ g if vecs.numel() else g.new_zeros(0)
     rest = max(float(g.square().sum() - coef.square().sum()), 0.0)  # unresolved: h = 0
-    h = nb * vals.to(coef.device).clamp_min(
-        0
-    )  # Ritz values live on the CPU, g on the model's device
+    vals = vals.to(coef.device)  # Ritz values live on the CPU, g on the model's device
+    h = nb * vals.clamp_min(0)
     known = float((coef.square() * (h + 2 * c) / (h + c).square()).sum())
     return 0.5 * nb**2 * (known + rest * 2 / c)
 

@@ -123,8 +123,10 @@ def chart_families(
         lifted = None if witness is None else _lift(witness, chart)
         return Family(chart, size, power, lam, mult, lifted), special
 
-    for parts in filter(None, (_components(on_e, ys), ([on_e], set()))):
-        components, special = parts
+    splits: list[tuple[list, set[Point]]] = [([on_e], set())]  # Z whole: one kind
+    if (by_factors := _components(on_e, ys)) is not None:
+        splits.insert(0, by_factors)  # tried first: a kind per factor
+    for components, special in splits:
         found = [family_on(zeros) for zeros in components]
         if all(f is not None for f in found):
             families = tuple(f[0] for f in found)  # type: ignore[index]
