@@ -26,11 +26,11 @@ curvature below γ/nβ, which the localisation holds instead.
   rounding, ≈ 5·10⁻⁴·‖f(x)‖ per sample, is far below the posterior's own residual at this nβ
   (‖f_w(x) − y‖ ≈ √(2λ/nβ) ≈ 120 against ‖y‖ ≈ 76), so it moves E[L] by ≈ 10⁻⁷ relatively.
 
-Timings synchronise the device; "steps/s" is burn-in plus draws over the whole call (adaptation,
-full-data losses and diagnostics included). Peak memory is torch's peak allocation on the device.
-
 - ``dln-1e8-short``: the same with 100 + 400 fixed steps, to time the set-up's phases
   (``--profile N`` prints the N slowest calls by cumulative time, also when interrupted).
+
+Timings synchronise the device; "steps/s" is burn-in plus draws over the whole call (adaptation,
+full-data losses and diagnostics included). Peak memory is torch's peak allocation on the device.
 
     python benchmarks/bench_gpu_llc.py [--only NAME ...] [--device cuda] [--profile N]
 """
@@ -194,8 +194,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--json", default="benchmarks/out/bench_gpu_llc.json")
     ap.add_argument("--budget-s", type=float, default=300.0, help="dln-1e8-fit's whole time")
-    ap.add_argument("--batch", type=int, default=2048, help="dln-1e8-fit's batch size")
-    ap.add_argument("--size", type=float, default=1e8, help="dln-1e8-fit's parameter count")
+    ap.add_argument("--batch", type=int, default=2048, help="batch size of dln-1e8-fit and -short")
+    ap.add_argument("--size", type=float, default=1e8, help="parameters of dln-1e8-fit and -short")
     ap.add_argument("--profile", type=int, default=0, help="print this many cProfile rows")
     ap.add_argument("--tf32", action="store_true", help="TF32 matrix products (module docstring)")
     args = ap.parse_args()
