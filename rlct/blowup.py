@@ -92,7 +92,8 @@ class BlowUp:
             kinds = "; ".join(f"{f.label}: λ = {f.lam}, m = {f.mult}" for f in self.families)
             where = (
                 f"vanish on a curve or more; its points are good ({kinds}: a monomial ideal in "
-                f"coordinates that contain the strict transform's generators, rlct.blowup_families) "
+                f"coordinates that contain the strict transform's generators, or on a line inside "
+                f"a wall a Newton polygon non-degenerate along it; rlct.blowup_families) "
                 f"except exactly {zeros} (lex Gröbner bases over Q)"
             )
         else:

@@ -20,6 +20,10 @@ Z ∩ V(quotients), Z ∩ {y_j = 0}; each must be finite with rational real poin
 that passes is used (any that passes describes the same local ideal at all but finitely many
 points). The special points are solved one by one by the caller, as the isolated zeros are.
 
+A line of Z inside a wall (y_j = 0 with a_j > 0 or h_j ≠ 0; three variables) has no such kind:
+there the Newton polygon in (u, y_j), with coefficients in the line's coordinate, is used when it
+is non-degenerate at all but finitely many of its points (:mod:`rlct.blowup_walls`).
+
 Z may hold points of different kinds on different components (⟨x²z, yz − x³⟩ in chart x: Z =
 {bc = 0}, u²·⟨u − bc, u²⟩ along c = 0 and u²·⟨b, u⟩ along b = 0). So Z is first split into the
 hypersurfaces V(f_i) of the irreducible factors f_i over Q of the gcd of its equations, and the
@@ -42,6 +46,7 @@ from fractions import Fraction
 import sympy as sp
 from sympy.polys.orderings import ProductOrder, grevlex, lex
 
+from .blowup_walls import wall_line
 from .factor import factor_list
 from .newton import ideal_step
 from .projective_zeros import affine_zeros
@@ -72,9 +77,12 @@ class Family:
     lam: sp.Rational
     mult: int
     witness: Point | None
+    wall: str | None = None  # a line inside this wall (rlct.blowup_walls): Γ in (u, wall)
 
     @property
     def kind(self) -> str:
+        if self.wall is not None:
+            return f"a Newton polygon in (u, {self.wall})"
         vs = [f"v{i + 1}" for i in range(self.smooth)]
         return "⟨" + ", ".join(vs + ([] if self.power is None else [f"u^{self.power}"])) + "⟩"
 
@@ -83,6 +91,9 @@ class Family:
         where = "no real point found"
         if self.witness is not None:
             where = "at [" + " : ".join(str(c) for c in self.witness) + "]"
+        if self.wall is not None:
+            line = f"the line u = {self.wall} = 0 in a wall"
+            return f"chart {self.chart + 1}, {line}, {self.kind} ({where})"
         return f"chart {self.chart + 1}, strict transform {self.kind} ({where})"
 
 
@@ -115,6 +126,18 @@ def chart_families(
     hu = sum(h, sp.Integer(n - 1))
 
     def family_on(zeros: list[sp.Expr]) -> tuple[Family, set[Point]] | None:
+        wall = next((w for w in walls if n == 3 and zeros == [w]), None)
+        if wall is not None:  # the line u = wall = 0: rlct.blowup_walls
+            other = next(y for y in ys if y != wall)
+            factor = u**e * sp.Mul(*(gens[j] ** monomial[j] for j in range(n) if j != chart))
+            pair = (hu, h[gens.index(wall)])
+            line = wall_line([factor * q for q in exprs], u, wall, other, pair, other in walls)
+            if line is None:
+                return None
+            lam, mult, w0, values = line
+            on_line = {tuple(Fraction(0) if y == wall else v for y in ys) for v in values}
+            witness = _lift(tuple(Fraction(0) if y == wall else w0 for y in ys), chart)
+            return Family(chart, 0, None, lam, mult, witness, str(wall)), on_line
         found = _component_family(exprs, zeros, u, ys, gens, walls)
         if found is None:
             return None
@@ -123,9 +146,11 @@ def chart_families(
         lifted = None if witness is None else _lift(witness, chart)
         return Family(chart, size, power, lam, mult, lifted), special
 
-    splits: list[tuple[list, set[Point]]] = [([on_e], set())]  # Z whole: one kind
+    splits: list[tuple[list, set[Point]]] = []
     if (by_factors := _components(on_e, ys)) is not None:
-        splits.insert(0, by_factors)  # tried first: a kind per factor
+        splits.append(by_factors)  # tried first: a kind per factor
+    if by_factors is None or len(by_factors[0]) > 1 or by_factors[1]:
+        splits.append(([on_e], set()))  # Z whole: one kind (the same as one factor alone)
     for components, special in splits:
         found = [family_on(zeros) for zeros in components]
         if all(f is not None for f in found):
@@ -139,8 +164,8 @@ def _components(on_e: list[sp.Expr], ys: list[sp.Symbol]) -> tuple[list, set[Poi
     """Z as the hypersurfaces V(f_i) of the irreducible factors f_i (over Q) of the gcd of its
     equations, and the finitely many rational points where the equations divided by the gcd
     vanish (points of Z off those hypersurfaces, or on them: special either way); None when
-    the gcd is constant, has one factor and leaves no other point (Z is then searched whole),
-    or leaves infinitely many or irrational points."""
+    the gcd is constant (Z is then searched whole), or leaves infinitely many or irrational
+    points."""
     polys = [sp.Poly(q, *ys, domain=sp.QQ) for q in on_e if q != 0]
     if not polys:
         return None
@@ -150,7 +175,7 @@ def _components(on_e: list[sp.Expr], ys: list[sp.Symbol]) -> tuple[list, set[Poi
     factors = [f for f, _ in factor_list(common)[1]]
     rest = [sp.div(p, common)[0].as_expr() for p in polys]
     left = affine_zeros(rest, ys)
-    if left is None or (len(factors) == 1 and not left):
+    if left is None:
         return None
     return [[f.as_expr()] for f in factors], set(left)
 

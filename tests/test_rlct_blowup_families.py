@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import rlct
 from rlct.blowup import blow_up_origin, combine_points
 from rlct.blowup_families import chart_families
+from rlct.blowup_walls import wall_line
 from rlct.polynomial import _solve_ideal
 
 x, y, z = X = sp.symbols("x y z")
@@ -200,3 +201,30 @@ def test_values_survive_a_linear_change(generators, matrix) -> None:
         assert (after.lam, after.mult) == (ref.lam, ref.mult)
     else:
         assert after.lower <= ref.lam <= after.upper
+
+
+def test_a_line_inside_a_wall_by_its_newton_polygon() -> None:
+    """⟨2x²z, −x²z² − xz³⟩ = xz·⟨2x, −xz − z²⟩ under |z|: in chart z (x = ua, y = ub) the ideal is
+    u³·a·⟨2a, −u(a + 1)⟩ under |u|³, and its zeros on E are the line a = 0, inside the wall of the
+    factor x. The generators 2u³a², −u⁴a² − u⁴a have the Newton polygon with vertices (3, 2),
+    (4, 1) in (u, a) (its coefficients do not involve b: no special value of b), and on its edge
+    each generator has one monomial (no zero in the torus). Under the weights (4, 1) the diagonal
+    t·(4, 1) of 2Γ meets the vertex (8, 2) at t = 2: λ = 1/2, and a vertex gives m = 2."""
+    polys = _polys(2 * x**2 * z, -(x**2) * z**2 - x * z**3)
+    h = (sp.Integer(0), sp.Integer(0), sp.Integer(1))
+    blowup = blow_up_origin(polys, h)
+    assert blowup is not None
+    walls = {(f.chart, f.wall, f.lam, f.mult) for f in blowup.families if f.wall is not None}
+    assert (2, "x", sp.Rational(1, 2), 2) in walls
+    assert all(f.witness is not None and f.witness[0] == 0 for f in blowup.families if f.wall)
+    got = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
+    newton = _solve_ideal(polys, h, 0)
+    assert newton.exact and got.exact and (got.lam, got.mult) == (newton.lam, newton.mult)
+
+
+def test_a_wall_line_that_is_degenerate_everywhere_declines() -> None:
+    """In chart b of ⟨x²z, yz − x³⟩'s point [1 : 0 : 0] the line u' = 0 lies in the wall of u'
+    and the edge polynomial b³u'²(cb − u') has the torus zero u' = cb for every c: declined."""
+    u, b, c = sp.symbols("u b c")
+    total = [b**3 * u**2 * (b * c * u), b**3 * u**2 * (b * c - u)]
+    assert wall_line(total, b, u, c, (sp.Integer(4), sp.Integer(2)), False) is None
