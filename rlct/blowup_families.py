@@ -128,16 +128,9 @@ def chart_families(
     def family_on(zeros: list[sp.Expr]) -> tuple[Family, set[Point]] | None:
         wall = next((w for w in walls if n == 3 and zeros == [w]), None)
         if wall is not None:  # the line u = wall = 0: rlct.blowup_walls
-            other = next(y for y in ys if y != wall)
             factor = u**e * sp.Mul(*(gens[j] ** monomial[j] for j in range(n) if j != chart))
-            pair = (hu, h[gens.index(wall)])
-            line = wall_line([factor * q for q in exprs], u, wall, other, pair, other in walls)
-            if line is None:
-                return None
-            lam, mult, w0, values = line
-            on_line = {tuple(Fraction(0) if y == wall else v for y in ys) for v in values}
-            witness = _lift(tuple(Fraction(0) if y == wall else w0 for y in ys), chart)
-            return Family(chart, 0, None, lam, mult, witness, str(wall)), on_line
+            total = [factor * q for q in exprs]
+            return _wall_family(total, chart, u, ys, wall, (hu, h[gens.index(wall)]), walls)
         found = _component_family(exprs, zeros, u, ys, gens, walls)
         if found is None:
             return None
@@ -158,6 +151,27 @@ def chart_families(
             special = special.union(*(f[1] for f in found))  # type: ignore[index]
             return families, tuple(_lift(p, chart) for p in sorted(special))
     return None
+
+
+def _wall_family(
+    total: list[sp.Expr],
+    chart: int,
+    u: sp.Symbol,
+    ys: list[sp.Symbol],
+    wall: sp.Symbol,
+    h: tuple[sp.Rational, sp.Rational],
+    walls: list[sp.Symbol],
+) -> tuple[Family, set[Point]] | None:
+    """The family of the line u = ``wall`` = 0 (:func:`rlct.blowup_walls.wall_line` on the
+    chart's whole ideal ``total``) and its special points, as points of the chart."""
+    other = next(y for y in ys if y != wall)
+    line = wall_line(total, u, wall, other, h, other in walls)
+    if line is None:
+        return None
+    lam, mult, w0, values = line
+    on_line = {tuple(Fraction(0) if y == wall else v for y in ys) for v in values}
+    witness = _lift(tuple(Fraction(0) if y == wall else w0 for y in ys), chart)
+    return Family(chart, 0, None, lam, mult, witness, str(wall)), on_line
 
 
 def _components(on_e: list[sp.Expr], ys: list[sp.Symbol]) -> tuple[list, set[Point]] | None:
