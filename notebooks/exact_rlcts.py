@@ -191,6 +191,32 @@ assert special.exact and special.lam == sp.Rational(5, 8)
 assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
 
 # %% [markdown]
+# **A line of zeros inside a wall: ⟨2x²z, −x²z² − xz³⟩ under the prior |z|.** The ideal is
+# xz·⟨2x, −xz − z²⟩. In the chart z = u (x = u·a, y = u·b) it is u³·a·⟨2a, −u(a + 1)⟩ under
+# |u|³, and its zeros on the divisor are the line a = 0, which lies in the plane that carries the
+# factor x: there a and u are not units, so no smooth kind ⟨v, u^j⟩ describes the points. Read
+# the generators 2u³a², −u⁴a² − u⁴a in (u, a) with coefficients in Q[b] (none involves b): the
+# Newton polygon has the vertices (3, 2) and (4, 1), each generator has one monomial on its edge
+# (no zero in the torus), so every point of the line has that polygon and is non-degenerate.
+# Under the weights (4, 1) the diagonal of 2Γ reaches the vertex (8, 2) at t = 2: λ = 1/2 with
+# m = 2 along the line (`rlct.blowup_walls`). The least λ lies elsewhere, at a special point:
+# the blow-up's answer is 2/5, the value Newton's polyhedron gives for the original ideal.
+
+# %%
+from rlct.blowup import blow_up_origin  # noqa: E402 (the step itself, to show its kinds)
+
+wall_ideal = [2 * x**2 * z, -(x**2) * z**2 - x * z**3]
+prior = (sp.Integer(0), sp.Integer(0), sp.Integer(1))
+blown = blow_up_origin([sp.Poly(f, x, y, z) for f in wall_ideal], prior)
+for family in blown.families:
+    print(family.label, family.lam, family.mult)
+assert any(f.wall == "x" and (f.lam, f.mult) == (sp.Rational(1, 2), 2) for f in blown.families)
+whole = rlct.from_ideal(wall_ideal, (x, y, z), (0, 0, 1))
+newton = rlct.ideal_analysis(wall_ideal, (x, y, z), (0, 0, 1)).result
+print(whole)
+assert whole.exact and newton.exact and (whole.lam, whole.mult) == (newton.lam, newton.mult)
+
+# %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks
 # Aoyagi & Watanabe (2005) give λ for y = BAx (A: H×M, B: N×H, true rank r); Aoyagi (2024) for deep
 # linear networks. A deep linear network with two layers *is* reduced rank regression, so the two
