@@ -87,12 +87,11 @@ def _dln_problem(dim: int, device: str):
 
 def dln(dim: int, device: str, problem: tuple | None = None, **kw) -> dict:
     h, n, loss_fn, ws, data = problem or _dln_problem(dim, device)
-    x, y = data
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     _sync(device)
     t = time.perf_counter()
-    est = numeric.estimate_llc(loss_fn, ws, (x, y), seed=0, progress=False, **kw)
+    est = numeric.estimate_llc(loss_fn, ws, data, seed=0, progress=False, **kw)
     _sync(device)
     wall = time.perf_counter() - t
     steps = est.config.num_burnin + est.config.num_draws

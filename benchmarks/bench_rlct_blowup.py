@@ -179,9 +179,8 @@ def main() -> None:
             changed.append((linear_change(rng, polys), ZERO))
             refs.append(ref)
     rows.append(run_family("after a linear change (exact as drawn)", changed, refs))
-    other = random.Random(
-        args.seed + 1
-    )  # the new families' own draws: the others' stay as they were
+    # the new families draw from their own generator, so the others' draws stay as they were
+    other = random.Random(args.seed + 1)
     lines = [(two_lines_ideal(other), ZERO) for _ in range(args.cases)]
     rows.append(run_family("two lines of zeros", lines, [_solve_ideal(p, h, 0) for p, h in lines]))
     print(

@@ -82,7 +82,7 @@ class SpectrumInfo:
     eigenpairs (converged relevant Ritz pairs of earlier rounds) and the last round's Ritz pairs
     on their orthogonal complement; and what the plan reads from them (module docstring)."""
 
-    locked_values: Tensor  # [k] float64
+    locked_values: Tensor  # [k] float64, on the CPU (the vectors live on the model's device)
     locked_vectors: Tensor  # [D, k]
     rest: Ritz  # the last round, on the complement of the locked vectors
     nbeta: float
@@ -185,7 +185,7 @@ class SpectrumInfo:
         """(M, M^{1/2}) (module docstring)."""
         theta, vecs, white = self._pairs()
         u = vecs[:, white]
-        inv = (1.0 / self._curv(theta[white])).to(device=u.device, dtype=u.dtype)
+        inv = (1.0 / self._curv(theta[white])).to(u.dtype)  # LowRankRoot moves it to u's device
         m = LowRankRoot(u, inv, 1.0 / self.rest_curvature())
         return m, m.power(0.5)
 

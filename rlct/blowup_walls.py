@@ -19,12 +19,13 @@ vanishes identically (true by construction) and (ii) for each compact edge the e
 ideal (⟨F_{k,γ}⟩ + ⟨t·u·y − 1⟩) ∩ Q[w] is not zero (Gröbner bases over Q; a zero ideal means a
 torus zero for every w: declined). Their real points must be rational (else declined); they and
 w = 0 (when w is a wall too) are the special points, solved one by one by the caller. λ and m
-are read at a rational witness w₀ off them by :func:`rlct.newton.ideal_step`, which must find the
-ideal non-degenerate there.
+are read at a witness w₀ off them (the least positive integer) by :func:`rlct.newton.ideal_step`,
+which must find the ideal non-degenerate there.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -34,9 +35,7 @@ from .newton import ideal_step
 from .polyhedron import NewtonPolyhedron
 from .projective_zeros import affine_zeros
 
-__all__ = ["WALL_WITNESSES", "wall_line"]
-
-WALL_WITNESSES = tuple(Fraction(q) for q in (1, -1, 2, -2, 3, "1/2", -3, 5, 7))
+__all__ = ["wall_line"]
 
 Point = tuple[Fraction, ...]
 
@@ -85,9 +84,7 @@ def wall_line(
         if roots is None:
             return None
         special |= {r[0] for r in roots}
-    w0 = next((q for q in WALL_WITNESSES if q not in special), None)
-    if w0 is None:
-        return None
+    w0 = next(Fraction(k) for k in itertools.count(1) if Fraction(k) not in special)
     shift = sp.Rational(w0.numerator, w0.denominator)
     local = [sp.Poly(sp.expand(f.xreplace({other: other + shift})), u, wall, other) for f in total]
     result = ideal_step([p for p in local if not p.is_zero], (*h, sp.Integer(0))).result
