@@ -217,6 +217,33 @@ print(whole)
 assert whole.exact and newton.exact and (whole.lam, whole.mult) == (newton.lam, newton.mult)
 
 # %% [markdown]
+# **A point that repeats its kind: ⟨x²z, yz − x³⟩.** The blow-up of the origin leaves three
+# special points; [0 : 1 : 0] gives 3/5 (`tests/test_rlct_blowup_families.py` derives it), and
+# [1 : 0 : 0] is x²·⟨xz, yz − x⟩ under |x|² (chart x, old names). Blowing up that point again
+# only brings the same shape back (x²z³·⟨xz, yz − x⟩ at its special point), so blow up the line
+# x = z = 0 instead. In the chart x = z·a the ideal is z³a²·⟨za, y − a⟩ under |z|³|a|². Along
+# the fibre y = z = 0, at a ≠ 0, y − a is a unit: K ≍ z⁶, λ = 4/6 = 2/3. At a = 0, y' = y − a
+# (y carries no weight) gives K ≍ z⁶a⁴(z²a² + y'²), whose Newton polyhedron conv{(6, 0, 8),
+# (4, 2, 6)} + R³₊ in (a, y', z) meets t·(3, 1, 4) first at t = 8/5: λ = 5/8. The chart
+# z = x·c adds x³·⟨xc, yc − 1⟩ ≍ x³ under |x|³: 2/3. So the point has λ = 5/8 > 3/5, and the
+# ideal λ = 3/5, m = 1. `rlct` gets there by its own road: the blow-up of the origin at the
+# point, where the line of zeros inside the wall is degenerate for every value of its coordinate
+# (its edge polynomial has the root u = c·b), read by the plane resolution with c as a parameter
+# (`rlct.plane_line`, λ = 9/14 along it), then blow-ups of coordinate lines at its two special
+# points (`rlct.blowup_line`).
+
+# %%
+from rlct.polynomial import _solve_ideal  # noqa: E402 (the point on its own)
+
+point = [sp.Poly(f, x, y, z) for f in (x**3 * z, x**2 * y * z - x**3)]
+at_point = _solve_ideal(point, (sp.Integer(2), sp.Integer(0), sp.Integer(0)), 2)
+print("[1 : 0 : 0]:", at_point.lam, at_point.mult)
+assert at_point.exact and (at_point.lam, at_point.mult) == (sp.Rational(5, 8), 1)
+repeated = rlct.from_ideal([x**2 * z, y * z - x**3], (x, y, z))
+print(repeated)
+assert repeated.exact and (repeated.lam, repeated.mult) == (sp.Rational(3, 5), 1)
+
+# %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks
 # Aoyagi & Watanabe (2005) give λ for y = BAx (A: H×M, B: N×H, true rank r); Aoyagi (2024) for deep
 # linear networks. A deep linear network with two layers *is* reduced rank regression, so the two

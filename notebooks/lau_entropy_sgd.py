@@ -46,7 +46,9 @@ else:
     gen = torch.Generator().manual_seed(0)
     data, hidden, seeds, evals = digits(gen), [32], range(4), 1000
     lengths = dict(num_burnin=150, num_draws=300)
-result = entropy_claim(data, hidden, sgd_spec, esgd_spec, evals, seeds, num_chains=4, **lengths)
+result = entropy_claim(
+    data, hidden, sgd_spec, esgd_spec, evals, seeds, num_chains=4, progress=M.full, **lengths
+)
 cols = [
     "optimizer",
     "seed",

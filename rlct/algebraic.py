@@ -127,6 +127,10 @@ class RealField:
             out = out * image + other.domain.convert(self.domain.dom.to_sympy(c))
         return out
 
+    def note_faces(self, faces: list[dict[int, object]]) -> None:
+        """Nothing to note: over a number field the roots' pattern is fixed (a field with a
+        parameter, :class:`rlct.plane_line.GenericField`, records where it changes)."""
+
     def real_roots(self, coeffs: dict[int, object]) -> dict[RealRoot, int]:
         """The non-zero real roots of φ(v) = Σ coeffs[j]·v^j with their multiplicities."""
         expr = sum((self.to_expr(c) * _V**j for j, c in coeffs.items() if c), start=sp.Integer(0))

@@ -47,7 +47,7 @@ from .blowup_families import Family, chart_families
 from .projective_zeros import real_projective_zeros
 from .result import RLCT, Condition
 
-__all__ = ["BlowUp", "PointChart", "blow_up_origin", "combine_points"]
+__all__ = ["BlowUp", "PointChart", "blow_up_origin", "combine_points", "least_over"]
 
 MAX_PULLED_TERMS = 2_000  # terms of one generator after the chart's substitution
 MAX_VARIABLES = 8  # more are declined: the exceptional divisor's strata grow as 2^n
@@ -93,7 +93,8 @@ class BlowUp:
             where = (
                 f"vanish on a curve or more; its points are good ({kinds}: a monomial ideal in "
                 f"coordinates that contain the strict transform's generators, or on a line inside "
-                f"a wall a Newton polygon non-degenerate along it; rlct.blowup_families) "
+                f"a wall a Newton polygon non-degenerate along it or the plane resolution with the "
+                f"line's coordinate as a parameter; rlct.blowup_families) "
                 f"except exactly {zeros} (lex Gröbner bases over Q)"
             )
         else:
@@ -251,10 +252,8 @@ def _family_part(family: Family, generic: sp.Rational) -> RLCT:
 
 
 def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
-    """λ = min over E's generic points and the zero points, m = max over those attaining.
-
-    Exact also when some points are only bounded, if the least exact λ lies strictly below their
-    lower bounds (they cannot attain); otherwise bounds: min of the lower and of the upper ones."""
+    """λ = min over E's generic points and the zero points, m = max over those attaining
+    (:func:`least_over`)."""
     labels = [p.label for p in blowup.points]
     conds = [blowup.condition] + [
         Condition(f"[at {label}] {c.statement}", c.status)
@@ -268,15 +267,26 @@ def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
     ]
     summary = "; ".join(f"{label}: {r.method}" for label, r in zip(labels, results))
     method = "blow-up of the origin" + (f" ({summary})" if summary else "")
+    return least_over(parts, conds, method)
+
+
+def least_over(parts: Sequence[RLCT], conds: Sequence[Condition], method: str) -> RLCT:
+    """λ = min over the parts (points or kinds of points of a resolution's exceptional locus),
+    m = max over those attaining. Exact also when some parts are only bounded, if the least exact
+    λ lies strictly below their lower bounds (they cannot attain); otherwise bounds: min of the
+    lower and of the upper ones."""
     exact = [r for r in parts if r.exact]
-    lam = min(r.lam for r in exact)
     loose = [r for r in parts if not r.exact]
-    if all(r.lower > lam for r in loose):
-        mult = max(r.mult for r in exact if r.lam == lam)
-        kept = [c for c in conds if c.status is True]
-        if loose:
-            kept.append(Condition("every point not solved exactly has a lower bound above λ", True))
-        return RLCT.exact_value(lam, mult, method, tuple(kept))
+    if exact:
+        lam = min(r.lam for r in exact)
+        if all(r.lower > lam for r in loose):
+            mult = max(r.mult for r in exact if r.lam == lam)
+            kept = [c for c in conds if c.status is True]
+            if loose:
+                kept.append(
+                    Condition("every point not solved exactly has a lower bound above λ", True)
+                )
+            return RLCT.exact_value(lam, mult, method, tuple(kept))
     lower = min(r.lower for r in parts)
     upper = min(r.upper for r in parts)
     return RLCT.bounds(lower, upper, method + " (not all exact)", tuple(conds))

@@ -32,6 +32,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .newton import ideal_step
+from .plane_line import resolve_along_line
 from .polyhedron import NewtonPolyhedron
 from .projective_zeros import affine_zeros
 
@@ -50,7 +51,28 @@ def wall_line(
 ) -> tuple[sp.Rational, int, Fraction, set[Fraction]] | None:
     """λ, m at the generic points of L = {u = ``wall`` = 0}, a witness w₀ and the special values
     of ``other`` (module docstring), for the chart's whole ideal ``total`` (monomial factor
-    included) under the prior exponents ``h`` = (h_u, h_wall); None when a condition fails."""
+    included) under the prior exponents ``h`` = (h_u, h_wall); None when a condition fails.
+    Where Γ's faces are degenerate along L, the plane resolution with a parameter
+    (:mod:`rlct.plane_line`) on K = Σ F_k² takes over."""
+    found = _by_newton(total, u, wall, other, h, other_is_wall)
+    if found is not None:
+        return found
+    K = sp.Poly(sp.expand(sum((f**2 for f in total), sp.S.Zero)), u, wall, other)
+    line = resolve_along_line(K, h, frozenset({Fraction(0)} if other_is_wall else ()))
+    if line is None:
+        return None
+    return line.lam, line.mult, line.witness, set(line.special)
+
+
+def _by_newton(
+    total: Sequence[sp.Expr],
+    u: sp.Symbol,
+    wall: sp.Symbol,
+    other: sp.Symbol,
+    h: tuple[sp.Rational, sp.Rational],
+    other_is_wall: bool,
+) -> tuple[sp.Rational, int, Fraction, set[Fraction]] | None:
+    """:func:`wall_line` by Γ's non-degeneracy (module docstring); None when it fails."""
     terms = [_terms(f, u, wall) for f in total]
     terms = [ts for ts in terms if ts]
     if not terms:

@@ -39,6 +39,7 @@ multiplicity in K); a failure raises :class:`NotNonNegativeError` naming the cha
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -61,7 +62,7 @@ from .plane_charts import (
 )
 from .result import Condition
 
-__all__ = ["Branch", "ChartNode", "PlaneResolution", "resolve_plane"]
+__all__ = ["Branch", "ChartNode", "LocalProblem", "PlaneResolution", "resolve_plane", "solve_local"]
 
 MAX_DEPTH = 24
 _U, _V = sp.symbols("u v", real=True)
@@ -90,13 +91,18 @@ class ChartNode:
 
     x: sp.Expr
     y: sp.Expr
-    local: sp.Expr
+    problem: LocalProblem = dataclasses.field(repr=False, compare=False)
     tau: tuple[sp.Rational, sp.Rational]
     newton: tuple[sp.Rational, int]
     branches: tuple[Branch, ...]
     children: tuple[ChartNode, ...]
     lam: sp.Rational
     mult: int
+
+    @property
+    def local(self) -> sp.Expr:
+        """K∘φ up to a positive unit, as a sympy expression (built when asked: display only)."""
+        return _local_expr(self.problem)
 
     def describe(self) -> str:
         ku, kv = (t - 1 for t in self.tau)
@@ -143,7 +149,10 @@ class PlaneResolution:
 
 
 @dataclass
-class _Local:
+class LocalProblem:
+    """u^A v^B Π g_i^(e_i) (``mono`` = (A, B), ``factors``) over ``field``, times a unit of sign
+    ``sign``, under the prior with τ = ``tau``; ``coords`` give x, y in the chart's (u, v)."""
+
     field: RealField
     factors: list[tuple[Terms, int]]
     mono: tuple[int, int]
@@ -168,7 +177,7 @@ def resolve_plane(K: sp.Poly, prior: tuple[sp.Rational, sp.Rational]) -> PlaneRe
         else:
             factors.append((h, e))
     tau = (sp.Rational(prior[0]) + 1, sp.Rational(prior[1]) + 1)
-    root = _solve(_Local(field, factors, (big_a, big_b), tau, sign, (_U, _V)), 0)
+    root = solve_local(LocalProblem(field, factors, (big_a, big_b), tau, sign, (_U, _V)), 0)
     return PlaneResolution(root.lam, root.mult, root)
 
 
@@ -176,7 +185,8 @@ def _ratio(w: tuple[int, int], tau: tuple[sp.Rational, sp.Rational], n: int) -> 
     return (w[0] * tau[0] + w[1] * tau[1]) / n
 
 
-def _solve(loc: _Local, depth: int) -> ChartNode:
+def solve_local(loc: LocalProblem, depth: int) -> ChartNode:
+    """The chart tree of one local problem (module docstring, steps 1–3), ``depth`` deep."""
     if depth > MAX_DEPTH:
         raise UndecidedError(f"the plane resolution did not end within {MAX_DEPTH} charts")
     big_a, big_b = loc.mono
@@ -198,7 +208,9 @@ def _solve(loc: _Local, depth: int) -> ChartNode:
     children: list[ChartNode] = []
     for w in normals:
         transforms = [strict_transform(g, w) for g, _ in loc.factors]
-        roots = [loc.field.real_roots(face_restriction(gt)) for gt, _, _ in transforms]
+        faces = [face_restriction(gt) for gt, _, _ in transforms]
+        loc.field.note_faces(faces)
+        roots = [loc.field.real_roots(face) for face in faces]
         for c in dict.fromkeys(r for per in roots for r in per):
             mults = [per.get(c, 0) for per in roots]
             if sum(m * e for m, (_, e) in zip(mults, loc.factors)) % 2:
@@ -214,14 +226,14 @@ def _solve(loc: _Local, depth: int) -> ChartNode:
                 branches.append(Branch(w, c.expr(), e, lam, 1 + (r_w == sp.Rational(1, e))))
                 points.append((lam, branches[-1].mult))
             else:
-                child = _solve(_child(loc, w, orders[w], transforms, mults, c), depth + 1)
+                child = solve_local(_child(loc, w, orders[w], transforms, mults, c), depth + 1)
                 children.append(child)
                 points.append((child.lam, child.mult))
     lam = min(p[0] for p in points)
     mult = max(p[1] for p in points if p[0] == lam)
     return ChartNode(
         *loc.coords,
-        _local_expr(loc),
+        loc,
         loc.tau,
         (newton, ratios.count(newton)),
         tuple(branches),
@@ -231,7 +243,7 @@ def _solve(loc: _Local, depth: int) -> ChartNode:
     )
 
 
-def _check_vertices(loc: _Local, normals: list[tuple[int, int]]) -> None:
+def _check_vertices(loc: LocalProblem, normals: list[tuple[int, int]]) -> None:
     """Every vertex of the local Newton polygon: even exponents and a positive coefficient."""
     rays = [(1, 0), *normals, (0, 1)]
     for w1, w2 in itertools.pairwise(rays):
@@ -252,13 +264,13 @@ def _check_vertices(loc: _Local, normals: list[tuple[int, int]]) -> None:
 
 
 def _child(
-    loc: _Local,
+    loc: LocalProblem,
     w: tuple[int, int],
     n_w: int,
     transforms: list[tuple[Terms, int, int]],
     mults: list[int],
     c: RealRoot,
-) -> _Local:
+) -> LocalProblem:
     """The local problem at the point v = c of E_w (coordinates u, v' = v − c)."""
     field = c.field
     image = loc.field.embedding(field) if c.extension is not None else None
@@ -288,10 +300,10 @@ def _child(
     subs = {_U: _U**p * shift**a, _V: _U**q * shift**b}
     coords = tuple(sp.expand(e.subs(subs, simultaneous=True)) for e in loc.coords)
     tau = (p * loc.tau[0] + q * loc.tau[1], sp.Integer(1))
-    return _Local(field, factors, (n_w, big_b), tau, sign, coords)
+    return LocalProblem(field, factors, (n_w, big_b), tau, sign, coords)
 
 
-def _local_expr(loc: _Local) -> sp.Expr:
+def _local_expr(loc: LocalProblem) -> sp.Expr:
     """u^A v^B Π g_i^(e_i) as a sympy expression (radicals for quadratic generators)."""
     pretty = {}
     gen = loc.field.generator

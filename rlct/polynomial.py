@@ -37,6 +37,7 @@ conditions, so it can be checked by hand or by calling :func:`from_polynomial` o
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -45,7 +46,8 @@ import sympy as sp
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, generator_blocks, product_blocks, sum_blocks
-from .blowup import blow_up_origin, combine_points
+from .blowup import blow_up_origin, combine_points, least_over
+from .blowup_line import blow_up_line
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
 from .elimination import Elimination, eliminate_affine_generator, square_generators
@@ -64,6 +66,7 @@ from .smooth import smooth_crossing_rlct
 __all__ = ["from_ideal", "from_polynomial"]
 
 MAX_BLOWUPS = 3  # nested blow-ups of the origin a solve may make (rlct.blowup)
+LINE_CHANGES = 4  # coordinate systems tried at a point of a line's blow-up (rlct.blowup_line)
 PLANE_METHOD = "plane resolution: toric charts along the Newton polygon at its real roots"
 
 
@@ -133,7 +136,10 @@ def from_ideal(
 
 
 def _solve_ideal(
-    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], blowups: int = MAX_BLOWUPS
+    polys: Sequence[sp.Poly],
+    h: tuple[sp.Rational, ...],
+    blowups: int = MAX_BLOWUPS,
+    budget: _Budget | None = None,
 ) -> RLCT:
     """:func:`from_ideal` for validated generators: Newton, then what the generators show
     (:func:`_ideal_shortcut`), then K = Σ f_i² through :func:`_solve`, then (at most
@@ -146,7 +152,7 @@ def _solve_ideal(
     if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
         return split
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
-    result = _solve(K, h, _Budget(), newton)
+    result = _solve(K, h, budget or _Budget(), newton)
     result = result if result.exact else _after_blowup(polys, h, result, blowups)
     return result if split is None else _intersect(result, split)
 
@@ -183,12 +189,46 @@ def _after_blowup(
 ) -> RLCT:
     """A blow-up of the origin (:mod:`rlct.blowup`) for an ideal whose other steps gave only
     the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
-    level deeper. Bounds from both are intersected; ``before`` when the blow-up declines."""
-    if blowups <= 0 or len(h) < 3 or (blowup := blow_up_origin(polys, h)) is None:
+    level deeper; then, if still not exact, blow-ups of coordinate lines (:func:`_after_lines`).
+    Bounds are intersected; ``before`` when every blow-up declines."""
+    if blowups <= 0 or len(h) < 3:
         return before
-    results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
-    after = combine_points(blowup, results)
-    return after if after.exact else _intersect(before, after, "then")
+    if (blowup := blow_up_origin(polys, h)) is not None:
+        results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
+        after = combine_points(blowup, results)
+        if after.exact:
+            return after
+        before = _intersect(before, after, "then")
+    return _after_lines(polys, h) or before
+
+
+def _after_lines(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT | None:
+    """In three variables, the first exact blow-up of a coordinate line in the ideal's zeros
+    (:mod:`rlct.blowup_line`, each chart in turn carrying the fibre). Its points are solved
+    without further blow-ups (six lines a level: nesting them multiplies the work), and a line
+    with a point left as bounds is abandoned there; None when no line gives an exact value."""
+    if len(h) != 3:
+        return None
+    for i, j in itertools.permutations(range(3), 2):
+        if any(m[i] + m[j] == 0 for p in polys for m in p.monoms()):
+            continue  # the line is not in the zeros
+        if (line := blow_up_line(polys, h, i, j)) is None:
+            continue
+        results = []
+        for p in line.points:
+            results.append(_solve_ideal(p.generators, p.h, 0, _Budget(LINE_CHANGES, 1)))
+            if not results[-1].exact:
+                break
+        else:
+            conds = [line.condition] + [
+                Condition(f"[at {p.label}] {c.statement}", c.status)
+                for p, r in zip(line.points, results)
+                for c in r.conditions
+            ]
+            fibre = RLCT.exact_value(line.fibre.lam, line.fibre.mult, "the fibre's generic points")
+            method = "; ".join(f"{p.label}: {r.method}" for p, r in zip(line.points, results))
+            return least_over([fibre, *results], conds, f"blow-up of a line ({method})")
+    return None
 
 
 def _ideal_shortcut(

@@ -123,8 +123,8 @@ def test_two_lines_of_zeros_each_with_its_own_kind() -> None:
     the same lines seen from charts y and z, and the three points where the lines meet or leave
     the charts are special. At [0 : 1 : 0] (y = u, x = ua, z = uc) K = u⁶a⁴c² + u⁴(c − ua³)²,
     after c ↦ c + ua³ a Newton polyhedron with the face (10, 8, 0)–(0, 4, 2) in (a, u, c):
-    t·(1, 3, 1) on it at α = 1/6, t = 5/3, λ = 3/5 < 5/8. [1 : 0 : 0] is not solved (its
-    strict transform meets the prior's wall along a whole line), so λ ≤ 3/5 is a bound."""
+    t·(1, 3, 1) on it at α = 1/6, t = 5/3, λ = 3/5 < 5/8. [1 : 0 : 0] (its strict transform
+    meets the prior's wall along a whole line) is 5/8 > 3/5 (the next test), so λ = 3/5, m = 1."""
     blowup = blow_up_origin(_polys(x**2 * z, y * z - x**3), ZERO)
     assert blowup is not None and blowup.generic == (sp.Rational(3, 4), 1)
     kinds = {(f.chart, f.smooth, f.power, f.lam, f.mult) for f in blowup.families}
@@ -132,7 +132,22 @@ def test_two_lines_of_zeros_each_with_its_own_kind() -> None:
     assert all(f.witness is not None for f in blowup.families)
     assert {p.point for p in blowup.points} == {_point(1, 0, 0), _point(0, 1, 0), _point(0, 0, 1)}
     r = rlct.from_ideal([x**2 * z, y * z - x**3], X)
-    assert not r.exact and r.upper == sp.Rational(3, 5) and r.lower <= sp.Rational(3, 5)
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(3, 5), 1)
+
+
+def test_a_point_solved_by_the_blowup_of_a_line() -> None:
+    """⟨x²z, yz − x³⟩'s point [1 : 0 : 0]: x²·⟨xz, yz − x⟩ under |x|² (= x²·⟨x − yz, yz²⟩). By
+    hand, blow up the line x = z = 0. Chart z (x = z·a): z³a²·⟨za, y − a⟩ under |z|³|a|²; at a ≠ 0
+    on the fibre y = z = 0, y − a is a unit: K ≍ z⁶, λ = 4/6 = 2/3. At a = 0, with y' = y − a
+    (y carries no weight): K ≍ z⁶a⁴(z²a² + y'²), whose Newton polyhedron conv{(6, 0, 8),
+    (4, 2, 6)} + R³₊ in (a, y', z) meets t·(3, 1, 4) first at t = 8/5 (α = 1/5 of the way from
+    the second vertex, the y' and z inequalities tight): λ = 5/8, one facet, m = 1. Chart x
+    (z = x·c): x³·⟨xc, yc − 1⟩ ≍ x³ at c = 0 under |x|³: 2/3. So λ = 5/8, m = 1. The code takes
+    another road (the blow-up of the origin, then of lines at its special points)."""
+    polys = _polys(x**3 * z, x**2 * y * z - x**3)
+    r = _solve_ideal(polys, (sp.Integer(2), sp.Integer(0), sp.Integer(0)), 2)
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
+    assert "blow-up of a line" in r.method
 
 
 @st.composite
@@ -222,9 +237,17 @@ def test_a_line_inside_a_wall_by_its_newton_polygon() -> None:
     assert newton.exact and got.exact and (got.lam, got.mult) == (newton.lam, newton.mult)
 
 
-def test_a_wall_line_that_is_degenerate_everywhere_declines() -> None:
-    """In chart b of ⟨x²z, yz − x³⟩'s point [1 : 0 : 0] the line u' = 0 lies in the wall of u'
-    and the edge polynomial b³u'²(cb − u') has the torus zero u' = cb for every c: declined."""
+def test_a_wall_line_degenerate_everywhere_by_the_plane_resolution() -> None:
+    """In chart b of ⟨x²z, yz − x³⟩'s point [1 : 0 : 0] the line b = u = 0 lies in the wall of u
+    and the edge polynomial b³u²(cb − u) has the torus zero u = cb for every c: Γ cannot read
+    it. By hand, K = b⁶u⁴(b²c²u² + (bc − u)²) under |b|⁴|u|² (τ = (5, 3)): the edge (8, 4)–(6, 6)
+    of normal (1, 1) gives (5 + 3)/12 = 2/3, the axes 5/6 and 3/4. In its chart b = s, u = s·v
+    (prior |s|⁷|v|²) K = s¹²v⁴(s²c²v² + (c − v)²), and at the root v = c ≠ 0, with v' = v − c,
+    K ≍ s¹²(c⁴s² + v'²): the edge (14, 0)–(12, 2) under τ = (8, 1) gives 9/14, the s-axis 8/12.
+    So λ = 9/14, m = 1 at every c ≠ 0; c = 0 is special."""
     u, b, c = sp.symbols("u b c")
     total = [b**3 * u**2 * (b * c * u), b**3 * u**2 * (b * c - u)]
-    assert wall_line(total, b, u, c, (sp.Integer(4), sp.Integer(2)), False) is None
+    found = wall_line(total, b, u, c, (sp.Integer(4), sp.Integer(2)), False)
+    assert found is not None
+    lam, mult, witness, special = found
+    assert (lam, mult) == (sp.Rational(9, 14), 1) and special == {Fraction(0)} and witness != 0

@@ -126,8 +126,8 @@ def test_report_says_why_a_case_is_inconclusive(tmp_path):
 
 def test_bounds_are_not_compared():
     x, y, z = sp.symbols("x y z")
-    ideal = [x**2 * z, y * z - x**3]  # degenerate, and no step solves it: bounds only
-    c = decide("x⁴z² + (yz − x³)²", rlct.from_ideal(ideal, (x, y, z)), FakeEstimate(0.5, 0.01))
+    ideal = [x * y * z, x**2 - y**3 + z**5]  # degenerate, and no step solves it: bounds only
+    c = decide("⟨xyz, x² − y³ + z⁵⟩", rlct.from_ideal(ideal, (x, y, z)), FakeEstimate(0.5, 0.01))
     assert c.verdict == "no exact value"
 
 

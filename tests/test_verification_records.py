@@ -44,8 +44,8 @@ def _records() -> list[CrossCheck]:
         decide("nan estimate", half, Estimate(math.nan, 0.01)),
         # degenerate, and no step of rlct solves it: proven bounds only
         decide(
-            "x⁴z²+(yz−x³)²",
-            rlct.from_ideal([x**2 * z, y * z - x**3], (x, y, z)),
+            "⟨xyz, x²−y³+z⁵⟩",
+            rlct.from_ideal([x * y * z, x**2 - y**3 + z**5], (x, y, z)),
             Estimate(0.5, 0.01),
         ),
     ]
@@ -64,10 +64,10 @@ def test_crosscheck_to_dict_is_plain_json() -> None:
     assert back[2]["reasons"] == ["estimate is nan"]
     bound = back[3]
     assert bound["exact"] is False and bound["lambda"] is None and bound["lambda_exact"] is None
-    # Newton's 1/(2t): the diagonal meets the plane through (2, 0, 1), (0, 1, 1), (3, 0, 0)
-    # (normal (1, 2, 1)) at t = 3/4, λ ≤ 2/3; the blow-up's point [0 : 1 : 0] is exact at 3/5
-    # (derived in test_rlct_blowup_families), so λ ≤ 3/5; the lower bound is 1/ord₀(K) = 1/4
-    assert bound["lambda_lower"] == 0.25 and bound["lambda_upper"] == pytest.approx(3 / 5)
+    # Newton's 1/(2t): the diagonal meets the facet x/2 + y/3 + z/5 = 1 (through (2, 0, 0),
+    # (0, 3, 0), (0, 0, 5); (1, 1, 1) lies above it) at t = 30/31, so λ ≤ 31/60; its face
+    # polynomial x² − y³ + z⁵ has zeros in the torus (degenerate). Lower bound 1/ord₀(K) = 1/4
+    assert bound["lambda_lower"] == 0.25 and bound["lambda_upper"] == pytest.approx(31 / 60)
 
 
 def test_closed_forms_and_rule_to_dict_are_plain_json() -> None:
@@ -101,7 +101,7 @@ def test_records_csv_reads_with_the_csv_module(tmp_path) -> None:
     _write(tmp_path)
     with open(tmp_path / "records.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
-    assert [r["case"] for r in rows] == ["x²", "x²y²", "nan estimate", "x⁴z²+(yz−x³)²"]
+    assert [r["case"] for r in rows] == ["x²", "x²y²", "nan estimate", "⟨xyz, x²−y³+z⁵⟩"]
     for row in rows:
         for col in NUMERIC:  # each cell a plain number or empty: no units, no "±"
             assert row[col] == "" or math.isfinite(float(row[col])), (col, row[col])
@@ -118,7 +118,7 @@ def test_records_load_into_pandas_as_numbers(tmp_path) -> None:
         pd.read_csv(tmp_path / "records.csv"),
         pd.read_json(tmp_path / "records.json"),
     ):
-        assert list(df["case"]) == ["x²", "x²y²", "nan estimate", "x⁴z²+(yz−x³)²"]
+        assert list(df["case"]) == ["x²", "x²y²", "nan estimate", "⟨xyz, x²−y³+z⁵⟩"]
         for col in NUMERIC:
             assert pd.api.types.is_numeric_dtype(df[col]), (col, df[col].dtype)
         assert df["estimate"].iloc[0] == 0.52 and math.isnan(df["estimate"].iloc[2])

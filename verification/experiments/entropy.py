@@ -139,11 +139,21 @@ def entropy_claim(
     esgd_spec: OptimizerSpec,
     grad_evals: int,
     seeds: Sequence[int],
+    *,
+    progress: bool = False,
     **kw: Any,
 ) -> EntropyResult:
-    pts = tuple(
-        minimum_point(data, hidden, spec, grad_evals, s, **kw)
-        for s in seeds
-        for spec in (sgd_spec, esgd_spec)
-    )
-    return EntropyResult(pts, entropy_verdict(pts, sgd_spec.label, esgd_spec.label))
+    """Both optimizers from each seed's initialisation, λ̂ at each end point, and the verdict.
+    ``progress`` shows a bar and writes each point's λ̂ as it is found (long full-mode runs)."""
+    from tqdm.auto import tqdm
+
+    jobs = [(s, spec) for s in seeds for spec in (sgd_spec, esgd_spec)]
+    pts = []
+    with tqdm(total=len(jobs), desc="trained minima", unit="net", disable=not progress) as bar:
+        for s, spec in jobs:
+            pts.append(minimum_point(data, hidden, spec, grad_evals, s, **kw))
+            est = pts[-1].estimate
+            if progress:
+                tqdm.write(f"{spec.label} seed {s}: λ̂ = {est.llc:.2f} ± {est.stderr:.2f}")
+            bar.update()
+    return EntropyResult(tuple(pts), entropy_verdict(pts, sgd_spec.label, esgd_spec.label))

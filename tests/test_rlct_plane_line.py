@@ -1,0 +1,87 @@
+"""rlct.plane_line: the plane resolution with a parameter along a line of zeros. Families whose
+value is known at every w from an independent route (a coordinate change that depends on w,
+then Newton's polygon), the special values, and the declines."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rlct
+from rlct.plane_line import resolve_along_line
+
+x, y, w = sp.symbols("x y w")
+ZERO = sp.Integer(0)
+
+
+def _line(K: sp.Expr, hx: int = 0, hy: int = 0):
+    return resolve_along_line(sp.Poly(sp.expand(K), x, y, w), (sp.Integer(hx), sp.Integer(hy)))
+
+
+@st.composite
+def sheared_families(draw: st.DrawFn) -> tuple[sp.Expr, sp.Expr, int]:
+    """K = x^(2a)·((y − c(w)·x^k)^(2q) + x^(2p)) with c ≢ 0 a polynomial in w with rational roots
+    (where c vanishes the chart tower changes: a special value), and its straightened
+    form G = x^(2a)·(y^(2q) + x^(2p)): y' = y − c(w)x^k has Jacobian 1 and keeps |x|^h, so at
+    every w the value of K under |x|^h is G's, which Newton's polygon gives (G is non-degenerate)."""
+    a, p, q = draw(st.integers(0, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    k, h = draw(st.integers(1, 3)), draw(st.integers(0, 2))
+    roots = draw(st.lists(st.integers(-2, 2), max_size=2))  # rational: the special values are
+    c = draw(st.sampled_from([-2, -1, 1, 3])) * sp.Mul(*(w - r for r in roots))
+    G = x ** (2 * a) * (y ** (2 * q) + x ** (2 * p))
+    K = x ** (2 * a) * ((y - c * x**k) ** (2 * q) + x ** (2 * p))
+    return K, G, h
+
+
+@settings(max_examples=25, deadline=None)
+@given(sheared_families())
+def test_sheared_families_take_the_straightened_value(family) -> None:
+    K, G, h = family
+    found = _line(K, hx=h)
+    assert found is not None
+    expected = rlct.from_polynomial(G, (x, y), [h, 0])
+    assert expected.exact and (found.lam, found.mult) == (expected.lam, expected.mult)
+    assert found.witness not in found.special
+
+
+def test_a_root_that_moves_with_w() -> None:
+    """K = (y − w·x)² + x⁴ under the uniform prior: the edge's face polynomial (v − w)² has its
+    root at v = w, and after y' = y − w·x, K = y'² + x⁴: λ = 1/2 + 1/4 = 3/4, m = 1 at every w.
+    The run at w = 0 sees a different chart tower (no root on the torus), so 0 is special."""
+    found = _line((y - w * x) ** 2 + x**4)
+    assert found is not None
+    assert (found.lam, found.mult) == (sp.Rational(3, 4), 1)
+    assert found.special == {Fraction(0)}
+
+
+def test_special_values_where_the_coefficients_vanish() -> None:
+    """K = (w² − 1)²·x² + y⁴: at w ≠ ±1 a unit times x² plus y⁴, λ = 1/2 + 1/4 = 3/4, m = 1;
+    at w = ±1 the vertex x² disappears (K = y⁴ vanishes on the whole plane y = 0), so ±1 are
+    special and nothing else is."""
+    found = _line((w**2 - 1) ** 2 * x**2 + y**4)
+    assert found is not None
+    assert (found.lam, found.mult) == (sp.Rational(3, 4), 1)
+    assert found.special == {Fraction(1), Fraction(-1)}
+
+
+def test_roots_outside_q_of_w_are_declined() -> None:
+    """(y² − w·x²)² has the real roots y = ±√w·x for w > 0: not in Q(w), so the line is declined
+    rather than read at one witness."""
+    assert _line((y**2 - w * x**2) ** 2) is None
+
+
+def test_irrational_special_values_are_declined() -> None:
+    """(w² − 2)²x² + y²: the vertex x² vanishes at w = ±√2, points the caller could not solve:
+    declined."""
+    assert _line((w**2 - 2) ** 2 * x**2 + y**2) is None
+
+
+def test_no_real_roots_on_the_torus_is_a_newton_case() -> None:
+    """K = x² + (1 + w²)·y²: the face polynomial 1 + (1 + w²)v² has no real root for any w (its
+    discriminant −4(1 + w²) and leading coefficient never vanish): λ = 1, m = 1, no special value."""
+    found = _line(x**2 + (1 + w**2) * y**2)
+    assert found is not None
+    assert (found.lam, found.mult) == (sp.Integer(1), 1) and found.special == frozenset()
