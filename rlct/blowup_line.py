@@ -86,9 +86,9 @@ def blow_up_line(
     xi, xj, xk = gens[i], gens[j], gens[k]
     h = tuple(sp.Rational(e) for e in h)
     lifted = h[i] + h[j] + 1
-    chart_j = [_poly(p.as_expr().xreplace({xi: xj * xi}), gens) for p in polys]
+    chart_j = [_times_into(p, i, j) for p in polys]
     hj = _with(h, {j: lifted})
-    K = sp.Poly(sp.expand(sum((q.as_expr() ** 2 for q in chart_j), sp.S.Zero)), xj, xk, xi)
+    K = sum((q**2 for q in chart_j[1:]), chart_j[0] ** 2).reorder(xj, xk, xi)
     if len(K.terms()) > MAX_LINE_TERMS:
         return None
     fibre = resolve_along_line(K, (hj[j], hj[k]), frozenset({Fraction(0)} if h[i] else ()))
@@ -100,9 +100,19 @@ def blow_up_line(
         moved = tuple(_poly(q.as_expr().xreplace({xi: xi + shift}), gens) for q in chart_j)
         prior = hj if s == 0 else _with(hj, {i: sp.Integer(0)})
         points.append(LinePoint(f"{xi}' = {s} on the fibre", moved, prior))
-    chart_i = tuple(_poly(p.as_expr().xreplace({xj: xi * xj}), gens) for p in polys)
+    chart_i = tuple(_times_into(p, j, i) for p in polys)
     points.append(LinePoint(f"{xj}' = 0 in chart {xi}", chart_i, _with(h, {i: lifted})))
     return LineBlowUp(gens, (i, j), fibre, tuple(points))
+
+
+def _times_into(p: sp.Poly, i: int, j: int) -> sp.Poly:
+    """p after x_i ↦ x_j·x_i: each exponent of x_i is added to that of x_j."""
+    terms = {}
+    for m, c in p.terms():
+        e = list(m)
+        e[j] += e[i]
+        terms[tuple(e)] = c
+    return sp.Poly.from_dict(terms, *p.gens, domain=sp.QQ)
 
 
 def _poly(expr: sp.Expr, gens: tuple[sp.Symbol, ...]) -> sp.Poly:

@@ -62,11 +62,19 @@ class GenericField:
     generator = None
     degree = 1
 
-    def __init__(self, w: sp.Symbol, w0: Fraction) -> None:
+    def __init__(self, w: sp.Symbol) -> None:
         self.w = w
-        self.w0 = sp.Rational(w0.numerator, w0.denominator)
         self.domain = QQ.frac_field(w)
+        self.at(Fraction(1))
+
+    def at(self, w0: Fraction) -> None:
+        """Take the decisions at w₀ from now on, with no zeros recorded yet."""
+        self.w0 = sp.Rational(w0.numerator, w0.denominator)
         self.zeros: set[Fraction] = set()
+
+    def from_coefficients(self, coeffs: dict[tuple[int, ...], object]) -> object:
+        """The element Σ c_k·w^k of Q[w] ⊂ Q(w) from {(k,): c_k} (rationals)."""
+        return self.domain.field.new(self.domain.field.ring.from_dict(coeffs))
 
     def convert(self, q: object) -> object:
         return self.domain.from_sympy(sp.sympify(q))
@@ -177,7 +185,8 @@ def resolve_along_line(
     """λ and m of ``K`` (a polynomial in (x, y, w), its generators in that order) near the
     generic points of the line x = y = 0 under |x|^(h_x)|y|^(h_y), with ``special`` values of w
     the caller already excludes; None where the construction declines."""
-    w = K.gens[2]
+    field = GenericField(K.gens[2])
+    const, factors = _factors_over(K, field)
     covered: list[tuple[Interval, sp.Rational, int, Fraction]] = []
     avoid: set[Fraction] = set(special)
     for run in range(MAX_RUNS):
@@ -190,9 +199,9 @@ def resolve_along_line(
             witness = next(c[3] for c in covered if (c[1], c[2]) == (lam, mult))
             return LineResolution(lam, mult, witness, frozenset(points), run)  # type: ignore[arg-type]
         w0 = _inside(pieces[0])
-        field = GenericField(w, w0)
+        field.at(w0)
         try:
-            lam, mult = _resolve_at(K, field, prior)
+            lam, mult = _resolve_at(const, factors, field, prior)
         except _WitnessIsZero:
             avoid.add(w0)
             continue
@@ -202,18 +211,30 @@ def resolve_along_line(
     return None
 
 
-def _resolve_at(
-    K: sp.Poly, field: GenericField, prior: tuple[sp.Rational, sp.Rational]
-) -> tuple[sp.Rational, int]:
-    """:func:`rlct.plane.resolve_plane` over ``field`` (K's coefficients in Q[w])."""
-    x, y, _ = K.gens
+def _factors_over(K: sp.Poly, field: GenericField) -> tuple[int, list[tuple[Terms, int]]]:
+    """K = c·Π g_i^(e_i) (square-free over Q, hence over Q(w)), each g_i as {(i, j): element of
+    Q(w)}: the sign of c and the factors, converted once for all the witnesses."""
     const, parts = sqf_list(K)
-    sign = 1 if const > 0 else -1
+    factors = []
+    for g, e in parts:
+        coeffs: dict[tuple[int, int], dict[tuple[int], object]] = {}
+        for (i, j, k), c in g.terms():
+            coeffs.setdefault((i, j), {})[(k,)] = c
+        factors.append(({m: field.from_coefficients(d) for m, d in coeffs.items()}, e))
+    return (1 if const > 0 else -1), factors
+
+
+def _resolve_at(
+    const: int,
+    parts: list[tuple[Terms, int]],
+    field: GenericField,
+    prior: tuple[sp.Rational, sp.Rational],
+) -> tuple[sp.Rational, int]:
+    """:func:`rlct.plane.resolve_plane` over ``field`` for K = ``const``·Π g^e (``parts``)."""
+    sign = const
     factors: list[tuple[Terms, int]] = []
     big_a = big_b = 0
-    for g, e in parts:
-        by_xy = sp.Poly(g.as_expr(), x, y)
-        terms = {m: field.convert(by_xy.domain.to_sympy(c)) for m, c in by_xy.terms()}
+    for terms, e in parts:
         h, alpha, beta = monomial_part(terms)
         big_a, big_b = big_a + e * alpha, big_b + e * beta
         if (0, 0) in h:  # a unit near the line, off the zeros in w of its value there
@@ -221,7 +242,8 @@ def _resolve_at(
         else:
             factors.append((h, e))
     tau = (sp.Rational(prior[0]) + 1, sp.Rational(prior[1]) + 1)
-    node = solve_local(LocalProblem(field, factors, (big_a, big_b), tau, sign, (_U, _W)), 0)  # type: ignore[arg-type]
+    problem = LocalProblem(field, factors, (big_a, big_b), tau, sign, (_U, _W))  # type: ignore[arg-type]
+    node = solve_local(problem, 0)
     return node.lam, node.mult
 
 

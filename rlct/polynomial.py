@@ -66,7 +66,7 @@ from .smooth import smooth_crossing_rlct
 __all__ = ["from_ideal", "from_polynomial"]
 
 MAX_BLOWUPS = 3  # nested blow-ups of the origin a solve may make (rlct.blowup)
-LINE_CHANGES = 4  # coordinate systems tried at a point of a line's blow-up (rlct.blowup_line)
+LINE_CHANGES = 1  # coordinate systems tried at a point of a line's blow-up (rlct.blowup_line)
 PLANE_METHOD = "plane resolution: toric charts along the Newton polygon at its real roots"
 
 
@@ -209,7 +209,7 @@ def _after_lines(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT |
     with a point left as bounds is abandoned there; None when no line gives an exact value."""
     if len(h) != 3:
         return None
-    for i, j in itertools.permutations(range(3), 2):
+    for i, j in itertools.combinations(range(3), 2):
         if any(m[i] + m[j] == 0 for p in polys for m in p.monoms()):
             continue  # the line is not in the zeros
         if (line := blow_up_line(polys, h, i, j)) is None:
