@@ -31,10 +31,11 @@ from fractions import Fraction
 
 import sympy as sp
 
+from .blowup import least_over
 from .plane_line import LineResolution, resolve_along_line
-from .result import Condition
+from .result import RLCT, Condition
 
-__all__ = ["LineBlowUp", "LinePoint", "blow_up_line"]
+__all__ = ["LineBlowUp", "LinePoint", "blow_up_line", "combine_line"]
 
 MAX_LINE_TERMS = 400  # terms of K = Σ f_k² handed to the plane resolution along the fibre
 
@@ -103,6 +104,19 @@ def blow_up_line(
     chart_i = tuple(_times_into(p, j, i) for p in polys)
     points.append(LinePoint(f"{xj}' = 0 in chart {xi}", chart_i, _with(h, {i: lifted})))
     return LineBlowUp(gens, (i, j), fibre, tuple(points))
+
+
+def combine_line(line: LineBlowUp, results: Sequence[RLCT]) -> RLCT:
+    """λ = min over the fibre's generic points and ``line.points`` (solved: ``results``), m = max
+    over those attaining (:func:`rlct.blowup.least_over`)."""
+    conds = [line.condition] + [
+        Condition(f"[at {p.label}] {c.statement}", c.status)
+        for p, r in zip(line.points, results)
+        for c in r.conditions
+    ]
+    fibre = RLCT.exact_value(line.fibre.lam, line.fibre.mult, "the fibre's generic points")
+    method = "; ".join(f"{p.label}: {r.method}" for p, r in zip(line.points, results))
+    return least_over([fibre, *results], conds, f"blow-up of a line ({method})")
 
 
 def _times_into(p: sp.Poly, i: int, j: int) -> sp.Poly:

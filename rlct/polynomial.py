@@ -46,8 +46,8 @@ import sympy as sp
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, generator_blocks, product_blocks, sum_blocks
-from .blowup import blow_up_origin, combine_points, least_over
-from .blowup_line import blow_up_line
+from .blowup import blow_up_origin, combine_points
+from .blowup_line import blow_up_line, combine_line
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
 from .elimination import Elimination, eliminate_affine_generator, square_generators
@@ -204,9 +204,10 @@ def _after_blowup(
 
 def _after_lines(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT | None:
     """In three variables, the first exact blow-up of a coordinate line in the ideal's zeros
-    (:mod:`rlct.blowup_line`, each chart in turn carrying the fibre). Its points are solved
-    without further blow-ups (six lines a level: nesting them multiplies the work), and a line
-    with a point left as bounds is abandoned there; None when no line gives an exact value."""
+    (:mod:`rlct.blowup_line`; one chart orientation per line). Its points are solved without
+    further blow-ups and with one coordinate change (three lines a level: nesting multiplies the
+    work), and a line with a point left as bounds is abandoned there; None when no line gives an
+    exact value."""
     if len(h) != 3:
         return None
     for i, j in itertools.combinations(range(3), 2):
@@ -220,14 +221,7 @@ def _after_lines(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT |
             if not results[-1].exact:
                 break
         else:
-            conds = [line.condition] + [
-                Condition(f"[at {p.label}] {c.statement}", c.status)
-                for p, r in zip(line.points, results)
-                for c in r.conditions
-            ]
-            fibre = RLCT.exact_value(line.fibre.lam, line.fibre.mult, "the fibre's generic points")
-            method = "; ".join(f"{p.label}: {r.method}" for p, r in zip(line.points, results))
-            return least_over([fibre, *results], conds, f"blow-up of a line ({method})")
+            return combine_line(line, results)
     return None
 
 

@@ -1,17 +1,21 @@
-"""rlct.plane_line: the plane resolution with a parameter along a line of zeros. Families whose
-value is known at every w from an independent route (a coordinate change that depends on w,
-then Newton's polygon), the special values, and the declines."""
+"""rlct.plane_line and rlct.blowup_line: the plane resolution with a parameter along a line of
+zeros, and the blow-up of a coordinate line that uses it. Families whose value is known at every
+w from an independent route (a coordinate change that depends on w, then Newton's polygon), the
+special values, the declines, and forced line blow-ups against Newton's exact values."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
 import sympy as sp
-from hypothesis import given, settings
+from _ideals import ZEROS_ON_CURVES, X
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
+from rlct.blowup_line import blow_up_line, combine_line
 from rlct.plane_line import resolve_along_line
+from rlct.polynomial import _solve_ideal
 
 x, y, w = sp.symbols("x y w")
 ZERO = sp.Integer(0)
@@ -85,3 +89,32 @@ def test_no_real_roots_on_the_torus_is_a_newton_case() -> None:
     found = _line(x**2 + (1 + w**2) * y**2)
     assert found is not None
     assert (found.lam, found.mult) == (sp.Integer(1), 1) and found.special == frozenset()
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(
+    ZEROS_ON_CURVES,
+    st.tuples(*(st.sampled_from((0, 0, 1, 2)),) * 3),
+    st.sampled_from([(0, 1), (0, 2), (1, 2), (1, 0), (2, 0), (2, 1)]),
+)
+def test_forced_line_blowup_agrees_with_newton(generators, prior, line) -> None:
+    """The blow-up of a coordinate line in the zeros, forced on ideals that Newton's polyhedron
+    solves on its own (an independent exact value): where every point is exact the value is
+    Newton's, and otherwise Newton's λ lies inside the bounds."""
+    polys = [sp.Poly(g, *X) for g in generators]
+    polys = [p for p in polys if not p.is_zero]
+    i, j = line
+    assume(len(polys) == 2 and all(m[i] + m[j] > 0 for p in polys for m in p.monoms()))
+    h = tuple(map(sp.Integer, prior))
+    newton = _solve_ideal(polys, h, 0)
+    blown = blow_up_line(polys, h, i, j)
+    assume(newton.exact and blown is not None)
+    got = combine_line(blown, [_solve_ideal(p.generators, p.h, 1) for p in blown.points])
+    if got.exact:
+        assert (got.lam, got.mult) == (newton.lam, newton.mult)
+    else:
+        assert got.lower <= newton.lam <= got.upper
