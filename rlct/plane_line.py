@@ -207,6 +207,9 @@ def resolve_along_line(
             continue
         except (_Decline, UndecidedError, NotNonNegativeError):
             return None
+        if w0 in field.zeros:  # e.g. two roots meet at w₀: the run holds only beside it
+            avoid.add(w0)
+            continue
         covered.append((_around(w0, field.zeros), lam, mult, w0))
     return None
 

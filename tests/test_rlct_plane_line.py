@@ -118,3 +118,20 @@ def test_forced_line_blowup_agrees_with_newton(generators, prior, line) -> None:
         assert (got.lam, got.mult) == (newton.lam, newton.mult)
     else:
         assert got.lower <= newton.lam <= got.upper
+
+
+def test_a_witness_where_two_roots_meet_is_not_trusted() -> None:
+    """K = (y − x)²·(y − w·x)² + x⁶: the face polynomial (v − 1)²(v − w)² of the edge (4, 0)–(0, 4)
+    has its roots meet at w = 1, the first witness tried. At w ≠ 0, 1 the edge gives 2/4 = 1/2,
+    and at v = 1 (x = u, y = u(1 + v')) K ≍ u⁴(v'² + u²) under |u|: the u-axis 2/4 and the edge
+    (6, 0)–(4, 2) 3/6 tie at the vertex (4, 2), so λ = 1/2, m = 2 (v = w the same). At w = 1,
+    K = (y − x)⁴ + x⁶ has 1/4 + 1/6 = 5/12: 1 must be special, not covered by its own run. The
+    plane resolution over Q at fixed w (rlct.from_polynomial) checks both."""
+    found = _line((y - x) ** 2 * (y - w * x) ** 2 + x**6)
+    assert found is not None
+    assert Fraction(1) in found.special
+    for w0 in (2, -1, 3):
+        at = rlct.from_polynomial(((y - x) ** 2 * (y - w0 * x) ** 2 + x**6), (x, y))
+        assert at.exact and (found.lam, found.mult) == (at.lam, at.mult)
+    at_one = rlct.from_polynomial((y - x) ** 4 + x**6, (x, y))
+    assert at_one.exact and at_one.lam == sp.Rational(5, 12)
