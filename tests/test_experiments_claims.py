@@ -195,7 +195,7 @@ def test_saddle_verdict_rule():
 # ---- claim 5: SGD against entropy-SGD
 
 
-def test_entropy_claim_on_tiny_data():
+def test_entropy_claim_on_tiny_data(capsys):
     from verification.experiments.datasets import Dataset
 
     g = torch.Generator().manual_seed(0)
@@ -210,7 +210,18 @@ def test_entropy_claim_on_tiny_data():
         20,
         [0, 1],
         batch_size=10,
+        progress=True,
         **SHORT,
+    )
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "λ̂ =" in ln]
+    assert [ln.split(":")[0] for ln in lines] == [
+        "SGD+Nesterov(0.9) seed 0",
+        "entropy-SGD(L=2) seed 0",
+        "SGD+Nesterov(0.9) seed 1",
+        "entropy-SGD(L=2) seed 1",
+    ]
+    assert lines[0].endswith(
+        f"{res.points[0].estimate.llc:.2f} ± {res.points[0].estimate.stderr:.2f}"
     )
     assert [(p.optimizer, p.seed) for p in res.points] == [
         ("SGD+Nesterov(0.9)", 0),
