@@ -199,7 +199,8 @@ def _after_blowup(
         if after.exact:
             return after
         before = _intersect(before, after, "then")
-    return _after_lines(polys, h) or before
+    lines = _after_lines(polys, h)
+    return before if lines is None else lines
 
 
 def _after_lines(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT | None:
