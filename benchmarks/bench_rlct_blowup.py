@@ -130,6 +130,15 @@ def run_family(name: str, cases: list[tuple], reference: list) -> dict:
     return row
 
 
+def _with_monomial_and_prior(
+    rng: random.Random, draw: Callable[[random.Random], list[sp.Poly]]
+) -> tuple[list[sp.Poly], tuple[sp.Integer, ...]]:
+    """A drawn ideal times a random monomial, and a random prior."""
+    factor = rng.choice((1, 1, x, z, y * z, x**2))
+    polys = [sp.Poly(factor * p.as_expr(), *X) for p in draw(rng)]
+    return polys, tuple(sp.Integer(rng.choice((0, 0, 1, 2))) for _ in range(3))
+
+
 def run_alone(
     rng: random.Random,
     n: int,
@@ -140,9 +149,7 @@ def run_alone(
     t0 = time.perf_counter()
     tried = 0
     while tried < n:
-        factor = rng.choice((1, 1, x, z, y * z, x**2))
-        polys = [sp.Poly(factor * p.as_expr(), *X) for p in draw(rng)]
-        h = tuple(sp.Integer(rng.choice((0, 0, 1, 2))) for _ in range(3))
+        polys, h = _with_monomial_and_prior(rng, draw)
         newton = _solve_ideal(polys, h, 0)
         if not newton.exact:
             continue
@@ -172,9 +179,8 @@ def run_lines(
     exact = bounds = agree = declined = tried = 0
     t0 = time.perf_counter()
     while tried < n:
-        factor = rng.choice((1, 1, x, z, y * z, x**2))
-        polys = [q for q in (sp.Poly(factor * p.as_expr(), *X) for p in draw(rng)) if not q.is_zero]
-        h = tuple(sp.Integer(rng.choice((0, 0, 1, 2))) for _ in range(3))
+        polys, h = _with_monomial_and_prior(rng, draw)
+        polys = [q for q in polys if not q.is_zero]
         lines = [
             (i, j)
             for i in range(3)

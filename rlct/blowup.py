@@ -254,27 +254,30 @@ def _family_part(family: Family, generic: sp.Rational) -> RLCT:
 def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
     """λ = min over E's generic points and the zero points, m = max over those attaining
     (:func:`least_over`)."""
-    labels = [p.label for p in blowup.points]
-    conds = [blowup.condition] + [
-        Condition(f"[at {label}] {c.statement}", c.status)
-        for label, r in zip(labels, results)
-        for c in r.conditions
-    ]
-    parts = [
+    fixed = [
         RLCT.exact_value(*blowup.generic, "exceptional divisor"),
         *(_family_part(f, blowup.generic[0]) for f in blowup.families),
-        *results,
     ]
-    summary = "; ".join(f"{label}: {r.method}" for label, r in zip(labels, results))
-    method = "blow-up of the origin" + (f" ({summary})" if summary else "")
-    return least_over(parts, conds, method)
+    points = [(p.label, r) for p, r in zip(blowup.points, results)]
+    return least_over(blowup.condition, fixed, points, "blow-up of the origin")
 
 
-def least_over(parts: Sequence[RLCT], conds: Sequence[Condition], method: str) -> RLCT:
-    """λ = min over the parts (points or kinds of points of a resolution's exceptional locus),
-    m = max over those attaining. Exact also when some parts are only bounded, if the least exact
-    λ lies strictly below their lower bounds (they cannot attain); otherwise bounds: min of the
-    lower and of the upper ones."""
+def least_over(
+    head: Condition, fixed: Sequence[RLCT], points: Sequence[tuple[str, RLCT]], name: str
+) -> RLCT:
+    """λ = min over the ``fixed`` parts (kinds of points of a resolution's exceptional locus) and
+    the labelled ``points`` solved on their own, m = max over those attaining; ``head`` states
+    the resolution. Exact also when some parts are only bounded, if the least exact λ lies
+    strictly below their lower bounds (they cannot attain); otherwise bounds: min of the lower
+    and of the upper ones."""
+    conds = [head] + [
+        Condition(f"[at {label}] {c.statement}", c.status)
+        for label, r in points
+        for c in r.conditions
+    ]
+    parts = [*fixed, *(r for _, r in points)]
+    summary = "; ".join(f"{label}: {r.method}" for label, r in points)
+    method = name + (f" ({summary})" if summary else "")
     exact = [r for r in parts if r.exact]
     loose = [r for r in parts if not r.exact]
     if exact:

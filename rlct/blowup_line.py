@@ -109,14 +109,9 @@ def blow_up_line(
 def combine_line(line: LineBlowUp, results: Sequence[RLCT]) -> RLCT:
     """λ = min over the fibre's generic points and ``line.points`` (solved: ``results``), m = max
     over those attaining (:func:`rlct.blowup.least_over`)."""
-    conds = [line.condition] + [
-        Condition(f"[at {p.label}] {c.statement}", c.status)
-        for p, r in zip(line.points, results)
-        for c in r.conditions
-    ]
     fibre = RLCT.exact_value(line.fibre.lam, line.fibre.mult, "the fibre's generic points")
-    method = "; ".join(f"{p.label}: {r.method}" for p, r in zip(line.points, results))
-    return least_over([fibre, *results], conds, f"blow-up of a line ({method})")
+    points = [(p.label, r) for p, r in zip(line.points, results)]
+    return least_over(line.condition, [fibre], points, "blow-up of a line")
 
 
 def _times_into(p: sp.Poly, i: int, j: int) -> sp.Poly:

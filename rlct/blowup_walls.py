@@ -54,11 +54,12 @@ def wall_line(
     included) under the prior exponents ``h`` = (h_u, h_wall); None when a condition fails.
     Where Γ's faces are degenerate along L, the plane resolution with a parameter
     (:mod:`rlct.plane_line`) on K = Σ F_k² takes over."""
-    found = _by_newton(total, u, wall, other, h, other_is_wall)
+    known = frozenset({Fraction(0)} if other_is_wall else ())  # w = 0 is a wall itself
+    found = _by_newton(total, u, wall, other, h, known)
     if found is not None:
         return found
     K = sp.Poly(sp.expand(sum((f**2 for f in total), sp.S.Zero)), u, wall, other)
-    line = resolve_along_line(K, h, frozenset({Fraction(0)} if other_is_wall else ()))
+    line = resolve_along_line(K, h, known)
     if line is None:
         return None
     return line.lam, line.mult, line.witness, set(line.special)
@@ -70,15 +71,16 @@ def _by_newton(
     wall: sp.Symbol,
     other: sp.Symbol,
     h: tuple[sp.Rational, sp.Rational],
-    other_is_wall: bool,
+    known: frozenset[Fraction],
 ) -> tuple[sp.Rational, int, Fraction, set[Fraction]] | None:
-    """:func:`wall_line` by Γ's non-degeneracy (module docstring); None when it fails."""
+    """:func:`wall_line` by Γ's non-degeneracy (module docstring), ``known`` special values
+    included; None when it fails."""
     terms = [_terms(f, u, wall) for f in total]
     terms = [ts for ts in terms if ts]
     if not terms:
         return None
     gamma = NewtonPolyhedron([m for ts in terms for m in ts], "the ideal on the wall")
-    special: set[Fraction] = {Fraction(0)} if other_is_wall else set()
+    special = set(known)
     on_faces = {m for face in gamma.compact_faces for m in face.points}
     for ts in terms:
         for m, c in ts.items():

@@ -62,7 +62,15 @@ from .plane_charts import (
 )
 from .result import Condition
 
-__all__ = ["Branch", "ChartNode", "LocalProblem", "PlaneResolution", "resolve_plane", "solve_local"]
+__all__ = [
+    "Branch",
+    "ChartNode",
+    "LocalProblem",
+    "PlaneResolution",
+    "local_problem",
+    "resolve_plane",
+    "solve_local",
+]
 
 MAX_DEPTH = 24
 _U, _V = sp.symbols("u v", real=True)
@@ -165,11 +173,22 @@ def resolve_plane(K: sp.Poly, prior: tuple[sp.Rational, sp.Rational]) -> PlaneRe
     """Resolve K ∈ Q[x, y] (K(0) = 0) with prior |x|^(h_x)|y|^(h_y); see the module docstring."""
     field = rational_field()
     const, parts = sqf_list(K)  # FLINT: sympy took minutes on (x − y)^400
-    sign = 1 if const > 0 else -1
+    factors = [({m: field.convert(c) for m, c in g.terms()}, e) for g, e in parts]
+    root = solve_local(local_problem(field, 1 if const > 0 else -1, factors, prior), 0)
+    return PlaneResolution(root.lam, root.mult, root)
+
+
+def local_problem(
+    field: RealField,
+    sign: int,
+    parts: list[tuple[Terms, int]],
+    prior: tuple[sp.Rational, sp.Rational],
+) -> LocalProblem:
+    """The problem at 0 of K = (``sign``)·Π g^e (``parts`` over ``field``): monomial parts
+    gathered into u^A v^B, factors with g(0) ≠ 0 as units (their sign read), the rest kept."""
     factors: list[tuple[Terms, int]] = []
     big_a = big_b = 0
-    for g, e in parts:
-        terms = {m: field.convert(c) for m, c in g.terms()}
+    for terms, e in parts:
         h, alpha, beta = monomial_part(terms)
         big_a, big_b = big_a + e * alpha, big_b + e * beta
         if (0, 0) in h:
@@ -177,8 +196,7 @@ def resolve_plane(K: sp.Poly, prior: tuple[sp.Rational, sp.Rational]) -> PlaneRe
         else:
             factors.append((h, e))
     tau = (sp.Rational(prior[0]) + 1, sp.Rational(prior[1]) + 1)
-    root = solve_local(LocalProblem(field, factors, (big_a, big_b), tau, sign, (_U, _V)), 0)
-    return PlaneResolution(root.lam, root.mult, root)
+    return LocalProblem(field, factors, (big_a, big_b), tau, sign, (_U, _V))
 
 
 def _ratio(w: tuple[int, int], tau: tuple[sp.Rational, sp.Rational], n: int) -> sp.Rational:

@@ -33,14 +33,13 @@ from sympy import QQ
 from .algebraic import RealRoot
 from .errors import NotNonNegativeError, UndecidedError
 from .factor import factor_list, sqf_list
-from .plane import LocalProblem, solve_local
-from .plane_charts import Terms, monomial_part
+from .plane import local_problem, solve_local
+from .plane_charts import Terms
 
 __all__ = ["GenericField", "LineResolution", "resolve_along_line"]
 
 MAX_RUNS = 24  # witnesses tried along one line
 _V = sp.Dummy("v")
-_U, _W = sp.symbols("u v", real=True)
 
 Interval = tuple[Fraction | None, Fraction | None]  # open; None: unbounded on that side
 
@@ -201,7 +200,7 @@ def resolve_along_line(
         w0 = _inside(pieces[0])
         field.at(w0)
         try:
-            lam, mult = _resolve_at(const, factors, field, prior)
+            node = solve_local(local_problem(field, const, factors, prior), 0)  # type: ignore[arg-type]
         except _WitnessIsZero:
             avoid.add(w0)
             continue
@@ -210,7 +209,7 @@ def resolve_along_line(
         if w0 in field.zeros:  # e.g. two roots meet at w₀: the run holds only beside it
             avoid.add(w0)
             continue
-        covered.append((_around(w0, field.zeros), lam, mult, w0))
+        covered.append((_around(w0, field.zeros), node.lam, node.mult, w0))
     return None
 
 
@@ -225,29 +224,6 @@ def _factors_over(K: sp.Poly, field: GenericField) -> tuple[int, list[tuple[Term
             coeffs.setdefault((i, j), {})[(k,)] = c
         factors.append(({m: field.from_coefficients(d) for m, d in coeffs.items()}, e))
     return (1 if const > 0 else -1), factors
-
-
-def _resolve_at(
-    const: int,
-    parts: list[tuple[Terms, int]],
-    field: GenericField,
-    prior: tuple[sp.Rational, sp.Rational],
-) -> tuple[sp.Rational, int]:
-    """:func:`rlct.plane.resolve_plane` over ``field`` for K = ``const``·Π g^e (``parts``)."""
-    sign = const
-    factors: list[tuple[Terms, int]] = []
-    big_a = big_b = 0
-    for terms, e in parts:
-        h, alpha, beta = monomial_part(terms)
-        big_a, big_b = big_a + e * alpha, big_b + e * beta
-        if (0, 0) in h:  # a unit near the line, off the zeros in w of its value there
-            sign *= field.sign(h[(0, 0)]) ** e
-        else:
-            factors.append((h, e))
-    tau = (sp.Rational(prior[0]) + 1, sp.Rational(prior[1]) + 1)
-    problem = LocalProblem(field, factors, (big_a, big_b), tau, sign, (_U, _W))  # type: ignore[arg-type]
-    node = solve_local(problem, 0)
-    return node.lam, node.mult
 
 
 def _around(w0: Fraction, zeros: set[Fraction]) -> Interval:
