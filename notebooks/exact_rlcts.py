@@ -244,6 +244,33 @@ print(repeated)
 assert repeated.exact and (repeated.lam, repeated.mult) == (sp.Rational(3, 5), 1)
 
 # %% [markdown]
+# **Watanabe's tanh network with two hidden units: ⟨ab + cd, ab³ + cd³⟩.** y = a·tanh(bx) +
+# c·tanh(dx) against the zero function has K = Σ_k (ab^(2k−1) + cd^(2k−1))² for inputs whose odd
+# moments are all non-zero, and the ideal of those generators is ⟨ab + cd, ab³ + cd³⟩ (the fifth
+# moment reduces to 0 below). Its zeros contain the whole plane b = d = 0, and blowing up a point
+# meets a curve of zeros in RP³, so blow up the plane instead. In the chart d = b·w the ideal is
+# b·⟨a + cw, b²(a + cw³)⟩ under |b| (the Jacobian); a' = a + cw is a change of the whole chart
+# (Jacobian 1) that leaves b·⟨a', b²·c·w(w² − 1)⟩. At a point w ∉ {−1, 0, 1} of the fibre
+# a' = b = c = 0 the ideal is ⟨a'b, b³c⟩ up to a unit: the Newton polyhedron conv{(1, 1, 0),
+# (0, 3, 1)} + R³₊ in (a', b, c) meets t·(1, 2, 1) first at t = 3/4 (weights 3/4 and 1/4 on the
+# two vertices: t ≥ 3/4, 2t ≥ 3/2, t ≥ 1/4), so λ = 1/(2t) = 2/3, m = 1 (only two coordinates
+# tight). At w ∈ {−1, 0, 1} the factor w(w² − 1) contributes one more coordinate to the second
+# vertex and the same t, and the chart b = d·b' is the same by symmetry: λ = 2/3, m = 1 (also
+# what Aoyagi's 2006 formula for H hidden units gives at H = 2, as we recall it). `rlct` finds
+# it by blowing up a = c = 0 (the first centre it tries), reading the fibre by
+# `rlct.line_newton`.
+
+# %%
+a, b, c, d = sp.symbols("a b c d")
+tanh_ideal = [a * b + c * d, a * b**3 + c * d**3]
+basis = sp.groebner(tanh_ideal, a, b, c, d, order="grevlex")
+print("ab⁵ + cd⁵ mod the ideal:", basis.reduce(a * b**5 + c * d**5)[1])
+assert basis.reduce(a * b**5 + c * d**5)[1] == 0
+tanh_value = rlct.from_ideal(tanh_ideal, (a, b, c, d))
+print(tanh_value)
+assert tanh_value.exact and (tanh_value.lam, tanh_value.mult) == (sp.Rational(2, 3), 1)
+
+# %% [markdown]
 # ## 4. Reduced rank regression and deep linear networks
 # Aoyagi & Watanabe (2005) give λ for y = BAx (A: H×M, B: N×H, true rank r); Aoyagi (2024) for deep
 # linear networks. A deep linear network with two layers *is* reduced rank regression, so the two

@@ -28,14 +28,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar, Protocol
 
 import sympy as sp
 
 from .blowup import least_over
+from .line_newton import AlongLine
 from .plane_line import LineResolution, resolve_along_line
 from .result import RLCT, Condition
 
-__all__ = ["LineBlowUp", "LinePoint", "blow_up_line", "combine_line"]
+__all__ = [
+    "FibreBlowUp",
+    "LineBlowUp",
+    "LinePoint",
+    "blow_up_line",
+    "combine_line",
+    "fibre_points",
+    "times_into",
+]
 
 MAX_LINE_TERMS = 400  # terms of K = Σ f_k² handed to the plane resolution along the fibre
 
@@ -54,6 +64,7 @@ class LinePoint:
 class LineBlowUp:
     """The blow-up of {x_i = x_j = 0}: the fibre's generic value and the points to solve."""
 
+    name: ClassVar[str] = "blow-up of a line"
     gens: tuple[sp.Symbol, ...]
     line: tuple[int, int]  # (i, j): chart j carries the fibre line
     fibre: LineResolution
@@ -86,35 +97,68 @@ def blow_up_line(
     (k,) = {0, 1, 2} - {i, j}
     xi, xj, xk = gens[i], gens[j], gens[k]
     h = tuple(sp.Rational(e) for e in h)
-    lifted = h[i] + h[j] + 1
-    chart_j = [_times_into(p, i, j) for p in polys]
-    hj = _with(h, {j: lifted})
+    chart_j = [times_into(p, i, j) for p in polys]
     K = sum((q**2 for q in chart_j[1:]), chart_j[0] ** 2).reorder(xj, xk, xi)
     if len(K.terms()) > MAX_LINE_TERMS:
         return None
-    fibre = resolve_along_line(K, (hj[j], hj[k]), frozenset({Fraction(0)} if h[i] else ()))
+    fibre = resolve_along_line(K, (h[i] + h[j] + 1, h[k]), frozenset({Fraction(0)} if h[i] else ()))
     if fibre is None:
         return None
+    points = fibre_points(polys, chart_j, h, i, j, fibre.special)
+    return LineBlowUp(gens, (i, j), fibre, points)
+
+
+def fibre_points(
+    polys: Sequence[sp.Poly],
+    chart_j: Sequence[sp.Poly],
+    h: tuple[sp.Rational, ...],
+    i: int,
+    j: int,
+    special: frozenset[Fraction],
+) -> tuple[LinePoint, ...]:
+    """The points of the fibre over 0 still to solve after the blow-up of {x_i = x_j = 0}: each
+    special value s of x_i' in ``chart_j`` (its generators, in coordinates where the fibre is
+    the x_i-axis; w' = x_i' − s, whose prior |x_i'|^(h_i) is a unit where s ≠ 0), and the point
+    x_j' = 0 of chart i, from the original generators ``polys`` under the prior ``h``."""
+    gens = tuple(polys[0].gens)
+    xi, xj = gens[i], gens[j]
+    lifted = h[i] + h[j] + 1
+    hj = _with(h, {j: lifted})
     points = []
-    for s in sorted(fibre.special):
+    for s in sorted(special):
         shift = sp.Rational(s.numerator, s.denominator)
         moved = tuple(_poly(q.as_expr().xreplace({xi: xi + shift}), gens) for q in chart_j)
         prior = hj if s == 0 else _with(hj, {i: sp.Integer(0)})
         points.append(LinePoint(f"{xi}' = {s} on the fibre", moved, prior))
-    chart_i = tuple(_times_into(p, j, i) for p in polys)
+    chart_i = tuple(times_into(p, j, i) for p in polys)
     points.append(LinePoint(f"{xj}' = 0 in chart {xi}", chart_i, _with(h, {i: lifted})))
-    return LineBlowUp(gens, (i, j), fibre, tuple(points))
+    return tuple(points)
 
 
-def combine_line(line: LineBlowUp, results: Sequence[RLCT]) -> RLCT:
+class FibreBlowUp(Protocol):
+    """What :func:`combine_line` reads of a blow-up whose fibre over 0 is a line and points."""
+
+    name: ClassVar[str]
+
+    @property
+    def condition(self) -> Condition: ...
+
+    @property
+    def fibre(self) -> LineResolution | AlongLine: ...
+
+    @property
+    def points(self) -> tuple[LinePoint, ...]: ...
+
+
+def combine_line(line: FibreBlowUp, results: Sequence[RLCT]) -> RLCT:
     """λ = min over the fibre's generic points and ``line.points`` (solved: ``results``), m = max
     over those attaining (:func:`rlct.blowup.least_over`)."""
     fibre = RLCT.exact_value(line.fibre.lam, line.fibre.mult, "the fibre's generic points")
     points = [(p.label, r) for p, r in zip(line.points, results)]
-    return least_over(line.condition, [fibre], points, "blow-up of a line")
+    return least_over(line.condition, [fibre], points, line.name)
 
 
-def _times_into(p: sp.Poly, i: int, j: int) -> sp.Poly:
+def times_into(p: sp.Poly, i: int, j: int) -> sp.Poly:
     """p after x_i ↦ x_j·x_i: each exponent of x_i is added to that of x_j."""
     terms = {}
     for m, c in p.terms():

@@ -28,8 +28,11 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    the projective space, each point solved by this same procedure (at most ``MAX_BLOWUPS``
    deep); or on a curve or more, when in each chart all but finitely many (rational) of its
    points are of one kind, the strict transform ⟨v_1..v_s, u^j⟩ in coordinates there
-   (:mod:`rlct.blowup_families`), and the finitely many are solved so. An expanded K does not get this step: its zeros on the exceptional divisor are those
-   of one form, decided here only with the sum of squares in hand.
+   (:mod:`rlct.blowup_families`), and the finitely many are solved so. Still bounds: a blow-up
+   of a coordinate subspace {x_i = x_j = 0} in the zeros (a line in three variables,
+   :mod:`rlct.blowup_line`; codimension two in four to six, :mod:`rlct.blowup_subspace`). An
+   expanded K does not get this step: its zeros on the exceptional divisor are those of one
+   form, decided here only with the sum of squares in hand.
 
 An exact result records the substitution φ and the Newton data (or the charts) of K∘φ as its
 conditions, so it can be checked by hand or by calling :func:`from_polynomial` on K∘φ.
@@ -48,6 +51,7 @@ from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, generator_blocks, product_blocks, sum_blocks
 from .blowup import blow_up_origin, combine_points
 from .blowup_line import blow_up_line, combine_line
+from .blowup_subspace import blow_up_subspace
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
 from .elimination import Elimination, eliminate_affine_generator, square_generators
@@ -67,6 +71,7 @@ __all__ = ["from_ideal", "from_polynomial"]
 
 MAX_BLOWUPS = 3  # nested blow-ups of the origin a solve may make (rlct.blowup)
 LINE_CHANGES = 1  # coordinate systems tried at a point of a line's blow-up (rlct.blowup_line)
+MAX_SUBSPACE_VARIABLES = 6  # codimension-2 centres are tried up to this many variables
 PLANE_METHOD = "plane resolution: toric charts along the Newton polygon at its real roots"
 
 
@@ -204,25 +209,32 @@ def _after_blowup(
 
 
 def _after_lines(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT | None:
-    """In three variables, the first exact blow-up of a coordinate line in the ideal's zeros
-    (:mod:`rlct.blowup_line`; one chart orientation per line). Its points are solved without
-    further blow-ups and with one coordinate change (three lines a level: nesting multiplies the
-    work), and a line with a point left as bounds is abandoned there; None when no line gives an
-    exact value."""
-    if len(h) != 3:
+    """The first exact blow-up of a coordinate subspace {x_i = x_j = 0} in the ideal's zeros: a
+    line in three variables (:mod:`rlct.blowup_line`; one chart orientation per line), in four
+    to ``MAX_SUBSPACE_VARIABLES`` both orientations (:mod:`rlct.blowup_subspace`). Its points are
+    solved without further blow-ups and with one coordinate change (nesting multiplies the
+    work), and a centre with a point left as bounds is abandoned there; None when no centre
+    gives an exact value."""
+    n = len(h)
+    if n == 3:
+        centres = itertools.combinations(range(3), 2)
+    elif 4 <= n <= MAX_SUBSPACE_VARIABLES:
+        centres = itertools.permutations(range(n), 2)
+    else:
         return None
-    for i, j in itertools.combinations(range(3), 2):
+    for i, j in centres:
         if any(m[i] + m[j] == 0 for p in polys for m in p.monoms()):
-            continue  # the line is not in the zeros
-        if (line := blow_up_line(polys, h, i, j)) is None:
+            continue  # the centre is not in the zeros
+        blown = blow_up_line(polys, h, i, j) if n == 3 else blow_up_subspace(polys, h, i, j)
+        if blown is None:
             continue
         results = []
-        for p in line.points:
+        for p in blown.points:
             results.append(_solve_ideal(p.generators, p.h, 0, _Budget(LINE_CHANGES, 1)))
             if not results[-1].exact:
                 break
         else:
-            return combine_line(line, results)
+            return combine_line(blown, results)
     return None
 
 

@@ -1,0 +1,120 @@
+"""λ and m at the generic points of a line of zeros, by a Newton polyhedron whose coefficients
+are polynomials in the line's coordinate.
+
+Setting: generators F_k ∈ Q[x_1..x_r, w] of an ideal, all zero on the line L = {x = 0}, under
+the prior Π|x_j|^(h_j) (a unit in w off w = 0). Read F_k = Σ_α c_kα(w)·x^α with c_kα ∈ Q[w] and
+let Γ be the Newton polyhedron of the supports {α : c_kα ≠ 0} in x alone.
+
+At a point p = (0, w₀) of L, in coordinates (x, w' = w − w₀), the Newton polyhedron of the ideal
+is Γ × R≥0 when every coefficient on a compact face of Γ is non-zero at w₀ (the terms off those
+faces lie inside it whatever their coefficients), and its compact faces are those of Γ with the
+face polynomials F_{k,γ}(x; w₀). Wherever, in addition, no system {F_{k,γ}(·; w₀) = 0} has a zero
+in the torus, the ideal is Newton non-degenerate at p, and λ and m are those of Γ × R≥0 under the
+weights (h + 1, 1): the same at every such point (Watanabe 2009, ch. 4; the w direction's weight
+1 is never on the face that Γ's distance is attained on, so m is Γ's).
+
+The points of L where either fails are finitely many when (i) no coefficient on a compact face
+vanishes identically (true by construction) and (ii) for each compact face the elimination ideal
+(⟨F_{k,γ}⟩ + ⟨t·x_1⋯x_r − 1⟩) ∩ Q[w] is not zero (lex Gröbner bases over Q; a zero ideal means a
+complex torus zero for every w: declined). Their real points must be rational (else declined);
+they and the caller's ``known`` values are the special values, solved one by one by the caller.
+λ and m are read at a witness w₀ off them (the least positive integer) by
+:func:`rlct.newton.ideal_step`, which must find the ideal non-degenerate there.
+
+⟨x, (w² − 1)·y³⟩ on L = {x = y = 0}: Γ = conv{(1, 0), (0, 3)} + R²≥0, whose vertex y³ has the
+coefficient w² − 1, so w = ±1 are special; elsewhere λ = 1/2 + 1/6 = 2/3, m = 1.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+
+from .newton import ideal_step
+from .polyhedron import NewtonPolyhedron
+from .projective_zeros import affine_zeros
+
+__all__ = ["MAX_TRANSVERSE", "AlongLine", "newton_along_line"]
+
+MAX_TRANSVERSE = 5  # transverse variables a face system's Gröbner basis may have
+
+
+@dataclass(frozen=True)
+class AlongLine:
+    """λ, m at the points of the line off ``special``; ``witness`` is such a point, and
+    ``vertices`` the exponents of Γ's vertices (in the transverse variables, for the record)."""
+
+    lam: sp.Rational
+    mult: int
+    witness: Fraction
+    special: frozenset[Fraction]
+    vertices: tuple[tuple[int, ...], ...]
+
+
+def newton_along_line(
+    total: Sequence[sp.Expr],
+    transverse: Sequence[sp.Symbol],
+    line: sp.Symbol,
+    h: Sequence[sp.Rational],
+    known: frozenset[Fraction] = frozenset(),
+) -> AlongLine | None:
+    """λ and m of ⟨``total``⟩ at the generic points of {``transverse`` = 0} (the coordinate
+    ``line`` free) under the prior exponents ``h`` of the transverse variables, with the special
+    values of ``line`` (module docstring; ``known`` ones included); None when a condition fails
+    or there are more than ``MAX_TRANSVERSE`` transverse variables."""
+    xs = tuple(transverse)
+    if len(xs) > MAX_TRANSVERSE:
+        return None
+    terms = [ts for ts in (_terms(f, xs) for f in total) if ts]
+    if not terms or any(not any(m) for ts in terms for m in ts):
+        return None  # a generator is not zero on the line
+    gamma = NewtonPolyhedron([m for ts in terms for m in ts], "the ideal along the line")
+    special = set(known)
+    on_faces = {m for face in gamma.compact_faces for m in face.points}
+    for ts in terms:
+        for m, c in ts.items():
+            if m in on_faces:
+                roots = affine_zeros([c], [line])
+                if roots is None:
+                    return None
+                special |= {r[0] for r in roots}
+    t = sp.Dummy("t")
+    torus = t * sp.Mul(*xs) - 1
+    for face in gamma.compact_faces:
+        if len(face.points) < 2:
+            continue  # a vertex: a monomial, no zero in the torus
+        on = set(face.points)
+        system = [_face_part(ts, on, xs) for ts in terms]
+        system = [e for e in system if e != 0]
+        basis = sp.groebner([*system, torus], t, *xs, line, order="lex", domain=sp.QQ)
+        eliminated = [e for e in basis.exprs if not e.free_symbols & {t, *xs}]
+        if not eliminated:
+            return None  # a torus zero for every w: degenerate along all of L
+        roots = affine_zeros(eliminated, [line])
+        if roots is None:
+            return None
+        special |= {r[0] for r in roots}
+    w0 = next(Fraction(k) for k in itertools.count(1) if Fraction(k) not in special)
+    shift = sp.Rational(w0.numerator, w0.denominator)
+    local = [sp.Poly(sp.expand(f.xreplace({line: line + shift})), *xs, line) for f in total]
+    result = ideal_step([p for p in local if not p.is_zero], (*h, sp.Integer(0))).result
+    if not result.exact:
+        return None
+    return AlongLine(result.lam, result.mult, w0, frozenset(special), gamma.vertices)
+
+
+def _terms(f: sp.Expr, xs: tuple[sp.Symbol, ...]) -> dict[tuple[int, ...], sp.Expr]:
+    """f as Σ c_α(w)·x^α: {α: c_α} (coefficients as expressions in the rest)."""
+    poly = sp.Poly(sp.expand(f), *xs)
+    return {m: poly.domain.to_sympy(c) for m, c in poly.terms() if c}
+
+
+def _face_part(
+    ts: dict[tuple[int, ...], sp.Expr], on: set[tuple[int, ...]], xs: tuple[sp.Symbol, ...]
+) -> sp.Expr:
+    """The terms of one generator whose exponents lie on a face."""
+    return sp.Add(*(c * sp.Mul(*(x**a for x, a in zip(xs, m))) for m, c in ts.items() if m in on))

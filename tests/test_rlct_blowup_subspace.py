@@ -1,0 +1,154 @@
+"""rlct.line_newton and rlct.blowup_subspace: the Newton polyhedron along a line of zeros with
+coefficients in Q[w], and the blow-up of a codimension-2 coordinate subspace in four variables
+that uses it. Hand values (Watanabe's two-unit tanh network, derived in the module docstring by
+one centre and checked by the others), declines, and forced blow-ups against Newton's exact
+values on ideals it solves on its own."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import sympy as sp
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import rlct
+from rlct.blowup_line import combine_line
+from rlct.blowup_subspace import blow_up_subspace
+from rlct.line_newton import newton_along_line
+from rlct.polynomial import _solve_ideal
+
+a, b, c, d = A = sp.symbols("a b c d")
+x, y, w = sp.symbols("x y w")
+ZERO = sp.Integer(0)
+TANH = [a * b + c * d, a * b**3 + c * d**3]  # a·tanh(bx) + c·tanh(dx): its odd moments
+
+
+def _along(gens, h=(0, 0)):
+    return newton_along_line(gens, (x, y), w, tuple(map(sp.Integer, h)))
+
+
+def test_a_vertex_coefficient_names_the_special_values() -> None:
+    """⟨x, (w² − 1)·y³⟩ (the module docstring): λ = 1/2 + 1/6, m = 1 off w = ±1."""
+    line = _along([x, (w**2 - 1) * y**3])
+    assert (line.lam, line.mult) == (sp.Rational(2, 3), 1)
+    assert line.special == {Fraction(-1), Fraction(1)}
+    assert line.witness == 2
+
+
+def test_a_monomial_with_a_coefficient_and_a_prior() -> None:
+    """⟨(w − 2)·x·y⟩: λ = 1/2, m = 2 off w = 2; under |x|, λ = min(2, 1)/2 = 1/2 with m = 1."""
+    line = _along([(w - 2) * x * y])
+    assert (line.lam, line.mult, line.special, line.witness) == (sp.Rational(1, 2), 2, {2}, 1)
+    line = _along([(w - 2) * x * y], (1, 0))
+    assert (line.lam, line.mult) == (sp.Rational(1, 2), 1)
+
+
+def test_a_face_degenerate_at_every_w_is_declined() -> None:
+    """⟨x − w·y⟩ has the torus zero x = w·y on its edge for every w ≠ 0: no Newton reading."""
+    assert _along([x - w * y]) is None
+
+
+def test_irrational_special_values_are_declined() -> None:
+    assert _along([x, (w**2 - 2) * y**3]) is None
+
+
+def test_a_face_system_degenerate_at_finitely_many_w() -> None:
+    """⟨x² − (w − 3)·y², x·y⟩: the edge's system has no torus zero at any w (x·y ≠ 0 there);
+    only the vertex y²'s coefficient vanishes, at w = 3. Elsewhere K ≍ (x² + y²)²: λ = 1/2, m = 1."""
+    line = _along([x**2 - (w - 3) * y**2, x * y])
+    assert (line.lam, line.mult) == (sp.Rational(1, 2), 1)
+    assert Fraction(3) in line.special
+
+
+def test_two_unit_tanh_network() -> None:
+    """⟨ab + cd, ab³ + cd³⟩: λ = 2/3, m = 1 (the module docstring derives it; Aoyagi's formula
+    for two units, as recalled, agrees), and the same with the next moment ab⁵ + cd⁵ added (it
+    lies in the ideal)."""
+    got = rlct.from_ideal(TANH, A)
+    assert got.exact and (got.lam, got.mult) == (sp.Rational(2, 3), 1)
+    more = rlct.from_ideal([*TANH, a * b**5 + c * d**5], A)
+    assert more.exact and (more.lam, more.mult) == (sp.Rational(2, 3), 1)
+    basis = sp.groebner(TANH, *A, order="grevlex")
+    assert basis.reduce(a * b**5 + c * d**5)[1] == 0
+
+
+def test_the_docstring_centre_and_its_charts() -> None:
+    """The module docstring's route, centre b = d = 0 with chart b (d = b·w): after a' = a + c·w
+    the fibre reads Γ = conv{(1, 1, 0), (0, 3, 1)} in (a', b, c), λ = 2/3, m = 1 off w ∈ {−1, 0,
+    1}; every special point and chart d's point give 2/3 too."""
+    polys = [sp.Poly(f, *A) for f in TANH]
+    blown = blow_up_subspace(polys, (ZERO,) * 4, 3, 1)
+    assert blown is not None
+    assert [str(v) for v, _ in blown.changes] == ["a"]
+    assert (blown.fibre.lam, blown.fibre.mult) == (sp.Rational(2, 3), 1)
+    assert blown.fibre.special == {Fraction(-1), Fraction(0), Fraction(1)}
+    results = [_solve_ideal(p.generators, p.h, 0) for p in blown.points]
+    assert [(r.lam, r.mult) for r in results] == [(sp.Rational(2, 3), 1)] * 4
+    total = combine_line(blown, results)
+    assert (total.lam, total.mult) == (sp.Rational(2, 3), 1)
+
+
+def test_tanh_with_a_prior_on_an_inner_weight() -> None:
+    """Under |b|: chart b's prior is |b|², the weights (1, 3, 1) on (a', b, c), and Γ is reached
+    at t = 3/5 on the point with weight 3/5 on (1, 1, 0): λ = 5/6, m = 1 (chart d's point, with
+    w = b' carrying |b'|, gives 5/6 too)."""
+    got = rlct.from_ideal(TANH, A, [0, 1, 0, 0])
+    assert got.exact and (got.lam, got.mult) == (sp.Rational(5, 6), 1)
+
+
+def test_three_variables_are_not_its_case() -> None:
+    x3 = sp.symbols("x y z")
+    polys = [sp.Poly(x3[0] * x3[1], *x3)]
+    assert blow_up_subspace(polys, (ZERO,) * 3, 0, 1) is None
+
+
+def _monomial(draw: st.DrawFn, degree: int) -> sp.Expr:
+    exponents = [0, 0, 0, 0]
+    for k in draw(st.lists(st.integers(0, 3), min_size=degree, max_size=degree)):
+        exponents[k] += 1
+    return sp.Mul(*(v**e for v, e in zip(A, exponents)))
+
+
+@st.composite
+def four_variable_ideals(draw: st.DrawFn) -> list[sp.Expr]:
+    """One to three generators of one to three terms of degree 1–4 (affine terms included, so
+    that the chart's changes are exercised), times a monomial now and then."""
+    factor = draw(st.sampled_from((1, 1, a, b * c, d**2)))
+    gens = []
+    for _ in range(draw(st.integers(1, 3))):
+        terms = draw(st.integers(1, 3))
+        f = sum(
+            draw(st.sampled_from((-2, -1, 1, 2, 3))) * _monomial(draw, draw(st.integers(1, 4)))
+            for _ in range(terms)
+        )
+        gens.append(sp.expand(factor * f))
+    return gens
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(
+    four_variable_ideals(),
+    st.tuples(*(st.sampled_from((0, 0, 1, 2)),) * 4),
+    st.permutations(range(4)),
+)
+def test_forced_subspace_blowup_agrees_with_newton(generators, prior, order) -> None:
+    """The blow-up of {x_i = x_j = 0}, forced on ideals that Newton's polyhedron solves on its
+    own (an independent exact value): where every point is exact the value is Newton's, and
+    otherwise Newton's λ lies inside the bounds."""
+    polys = [p for p in (sp.Poly(g, *A) for g in generators) if not p.is_zero]
+    i, j = order[:2]
+    assume(polys and all(m[i] + m[j] > 0 for p in polys for m in p.monoms()))
+    h = tuple(map(sp.Integer, prior))
+    newton = _solve_ideal(polys, h, 0)
+    blown = blow_up_subspace(polys, h, i, j)
+    assume(newton.exact and blown is not None)
+    got = combine_line(blown, [_solve_ideal(p.generators, p.h, 1) for p in blown.points])
+    if got.exact:
+        assert (got.lam, got.mult) == (newton.lam, newton.mult)
+    else:
+        assert got.lower <= newton.lam <= got.upper
