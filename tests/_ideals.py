@@ -1,9 +1,13 @@
-"""Shared pieces of the blow-up tests' hypothesis strategies (three variables x, y, z)."""
+"""Shared pieces of the blow-up tests: hypothesis strategies (three variables x, y, z) and the
+check of a forced blow-up against Newton's value."""
 
 from __future__ import annotations
 
 import sympy as sp
+from hypothesis import assume
 from hypothesis import strategies as st
+
+from rlct.polynomial import _solve_ideal
 
 x, y, z = X = sp.symbols("x y z")
 
@@ -42,3 +46,18 @@ def two_line_ideals(draw: st.DrawFn) -> list[sp.Expr]:
 
 
 ZEROS_ON_CURVES = st.one_of(curve_ideals(), two_line_ideals())
+
+
+def check_forced_blowup(polys, h, blow_up, combine, depth: int) -> None:
+    """A blow-up forced on an ideal that Newton's polyhedron solves on its own (an independent
+    exact value): ``blow_up(polys, h)`` (None: the draw is skipped), its points solved ``depth``
+    blow-ups deep, ``combine``d. Where that is exact it must equal Newton's λ and m, and otherwise
+    its bounds must hold Newton's λ."""
+    newton = _solve_ideal(polys, h, 0)
+    blown = blow_up(polys, h)
+    assume(newton.exact and blown is not None)
+    got = combine(blown, [_solve_ideal(p.generators, p.h, depth) for p in blown.points])
+    if got.exact:
+        assert (got.lam, got.mult) == (newton.lam, newton.mult)
+    else:
+        assert got.lower <= newton.lam <= got.upper

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import sympy as sp
-from _ideals import ZEROS_ON_CURVES
+from _ideals import ZEROS_ON_CURVES, check_forced_blowup
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -166,14 +166,7 @@ def test_forced_blowup_agrees_with_newton(generators, prior) -> None:
     polys = [p for p in _polys(*generators) if not p.is_zero]
     assume(len(polys) == 2 and polys[0] != polys[1])
     h = tuple(map(sp.Integer, prior))
-    newton = _solve_ideal(polys, h, 0)
-    blowup = blow_up_origin(polys, h)
-    assume(newton.exact and blowup is not None)
-    got = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
-    if got.exact:
-        assert (got.lam, got.mult) == (newton.lam, newton.mult)
-    else:
-        assert got.lower <= newton.lam <= got.upper
+    check_forced_blowup(polys, h, blow_up_origin, combine_points, 2)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import sympy as sp
+from _ideals import check_forced_blowup
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -144,11 +145,4 @@ def test_forced_subspace_blowup_agrees_with_newton(generators, prior, order) -> 
     i, j = order[:2]
     assume(polys and all(m[i] + m[j] > 0 for p in polys for m in p.monoms()))
     h = tuple(map(sp.Integer, prior))
-    newton = _solve_ideal(polys, h, 0)
-    blown = blow_up_subspace(polys, h, i, j)
-    assume(newton.exact and blown is not None)
-    got = combine_line(blown, [_solve_ideal(p.generators, p.h, 1) for p in blown.points])
-    if got.exact:
-        assert (got.lam, got.mult) == (newton.lam, newton.mult)
-    else:
-        assert got.lower <= newton.lam <= got.upper
+    check_forced_blowup(polys, h, lambda p, h: blow_up_subspace(p, h, i, j), combine_line, 1)

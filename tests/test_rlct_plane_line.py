@@ -8,14 +8,13 @@ from __future__ import annotations
 from fractions import Fraction
 
 import sympy as sp
-from _ideals import ZEROS_ON_CURVES, X
+from _ideals import ZEROS_ON_CURVES, X, check_forced_blowup
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
 from rlct.blowup_line import blow_up_line, combine_line
 from rlct.plane_line import resolve_along_line
-from rlct.polynomial import _solve_ideal
 
 x, y, w = sp.symbols("x y w")
 ZERO = sp.Integer(0)
@@ -110,14 +109,7 @@ def test_forced_line_blowup_agrees_with_newton(generators, prior, line) -> None:
     i, j = line
     assume(len(polys) == 2 and all(m[i] + m[j] > 0 for p in polys for m in p.monoms()))
     h = tuple(map(sp.Integer, prior))
-    newton = _solve_ideal(polys, h, 0)
-    blown = blow_up_line(polys, h, i, j)
-    assume(newton.exact and blown is not None)
-    got = combine_line(blown, [_solve_ideal(p.generators, p.h, 1) for p in blown.points])
-    if got.exact:
-        assert (got.lam, got.mult) == (newton.lam, newton.mult)
-    else:
-        assert got.lower <= newton.lam <= got.upper
+    check_forced_blowup(polys, h, lambda p, h: blow_up_line(p, h, i, j), combine_line, 1)
 
 
 def test_a_witness_where_two_roots_meet_is_not_trusted() -> None:
