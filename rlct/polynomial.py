@@ -28,7 +28,7 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    the projective space, each point solved by this same procedure (at most ``MAX_BLOWUPS``
    deep); or on a curve or more, when in each chart all but finitely many (rational) of its
    points are of one kind, the strict transform ⟨v_1..v_s, u^j⟩ in coordinates there
-   (:mod:`rlct.blowup_families`), and the finitely many are solved so. Still bounds: a blow-up
+   (:mod:`rlct.blowup_families`), and the finitely many are solved so. Where bounds remain, a blow-up
    of a coordinate subspace {x_i = x_j = 0} in the zeros (a line in three variables,
    :mod:`rlct.blowup_line`; codimension two in four to six, :mod:`rlct.blowup_subspace`). An
    expanded K does not get this step: its zeros on the exceptional divisor are those of one
