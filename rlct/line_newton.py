@@ -38,9 +38,10 @@ from .newton import ideal_step
 from .polyhedron import NewtonPolyhedron
 from .projective_zeros import affine_zeros
 
-__all__ = ["MAX_TRANSVERSE", "AlongLine", "newton_along_line"]
+__all__ = ["MAX_FACE_TERMS", "MAX_TRANSVERSE", "AlongLine", "newton_along_line"]
 
 MAX_TRANSVERSE = 5  # transverse variables a face system's Gröbner basis may have
+MAX_FACE_TERMS = 64  # terms of one face system handed to a lex Gröbner basis (its cost's bound)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ def newton_along_line(
     """λ and m of ⟨``total``⟩ at the generic points of {``transverse`` = 0} (the coordinate
     ``line`` free) under the prior exponents ``h`` of the transverse variables, with the special
     values of ``line`` (module docstring; ``known`` ones included); None when a condition fails
-    or there are more than ``MAX_TRANSVERSE`` transverse variables."""
+    or there are more than ``MAX_TRANSVERSE`` transverse variables or ``MAX_FACE_TERMS`` terms in a
+    face system."""
     xs = tuple(transverse)
     if len(xs) > MAX_TRANSVERSE:
         return None
@@ -90,6 +92,8 @@ def newton_along_line(
         on = set(face.points)
         system = [_face_part(ts, on, xs) for ts in terms]
         system = [e for e in system if e != 0]
+        if sum(len(sp.Add.make_args(e)) for e in system) > MAX_FACE_TERMS:
+            return None  # declined rather than a Gröbner basis of unknown cost
         basis = sp.groebner([*system, torus], t, *xs, line, order="lex", domain=sp.QQ)
         eliminated = [e for e in basis.exprs if not e.free_symbols & {t, *xs}]
         if not eliminated:
