@@ -105,7 +105,7 @@ def blow_up_subspace(
     fibre = newton_along_line(total, transverse, gens[i], h_transverse, known)
     if fibre is None:
         return None
-    chart_j = [sp.Poly(sp.expand(f), *gens, domain=sp.QQ) for f in total]
+    chart_j = [p for p in (sp.Poly(sp.expand(f), *gens, domain=sp.QQ) for f in total) if p]
     points = fibre_points(polys, chart_j, h, i, j, fibre.special)
     return SubspaceBlowUp(gens, (i, j), changes, fibre, points)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
 import sympy as sp
 from _ideals import check_forced_blowup
 from hypothesis import HealthCheck, assume, given, settings
@@ -72,6 +73,22 @@ def test_two_unit_tanh_network() -> None:
     assert more.exact and (more.lam, more.mult) == (sp.Rational(2, 3), 1)
     basis = sp.groebner(TANH, *A, order="grevlex")
     assert basis.reduce(a * b**5 + c * d**5)[1] == 0
+
+
+@pytest.mark.parametrize("p", range(2, 8))
+def test_two_units_with_the_p_th_power(p: int) -> None:
+    """⟨ab + cd, ab^p + cd^p⟩ by the module docstring's road: after a' = a + cw the fibre reads
+    b·⟨a', b^(p−1)·c·w(w^(p−1) − 1)⟩, Γ = conv{(1, 1, 0), (0, p, 1)} under the weights (1, 2, 1),
+    reached at t = p/(p + 1) (t ≥ θ, 2t ≥ θ + p(1 − θ)): λ = (p + 1)/(2p), m = 1 (p = 3: 2/3)."""
+    got = rlct.from_ideal([a * b + c * d, a * b**p + c * d**p], A)
+    assert got.exact and (got.lam, got.mult) == (sp.Rational(p + 1, 2 * p), 1)
+
+
+def test_irrational_special_values_on_the_fibre_are_declined() -> None:
+    """⟨ab + cd, ab³ + 2cd³⟩: in chart b the fibre's vertex coefficient is c·w(2w² − 1), zero at
+    w = ±1/√2, so that centre is declined (rather than a guess at those points)."""
+    polys = [sp.Poly(f, *A) for f in (a * b + c * d, a * b**3 + 2 * c * d**3)]
+    assert blow_up_subspace(polys, (ZERO,) * 4, 3, 1) is None
 
 
 def test_the_docstring_centre_and_its_charts() -> None:
