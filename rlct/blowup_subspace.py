@@ -93,7 +93,10 @@ def blow_up_subspace(
     chart = [times_into(p, i, j) for p in polys]
     e = tuple(min(m[k] for p in chart for m in p.monoms()) for k in range(n))
     factor = sp.Mul(*(x**a for x, a in zip(gens, e)))
-    strict = [sp.Poly.from_dict({_minus(m, e): c for m, c in p.terms()}, *gens) for p in chart]
+    strict = [
+        sp.Poly.from_dict({_minus(m, e): c for m, c in p.terms()}, *gens, domain=sp.QQ)
+        for p in chart
+    ]
     changed = _changes(strict, lifted, e, i, j)
     if changed is None:
         return None
