@@ -6,6 +6,7 @@ values on ideals it solves on its own."""
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import pytest
@@ -105,6 +106,26 @@ def test_the_docstring_centre_and_its_charts() -> None:
     assert [(r.lam, r.mult) for r in results] == [(sp.Rational(2, 3), 1)] * 4
     total = combine_line(blown, results)
     assert (total.lam, total.mult) == (sp.Rational(2, 3), 1)
+
+
+def test_every_centre_that_decides_gives_the_same_value() -> None:
+    """The tanh ideal's centres a = c = 0 and b = d = 0, each in both charts, are decided point
+    by point (the other two in the zeros, a = d and b = c, are declined), and all four roads give
+    2/3, m = 1."""
+    polys = [sp.Poly(f, *A) for f in TANH]
+    decided = []
+    for i, j in itertools.permutations(range(4), 2):
+        if any(m[i] + m[j] == 0 for p in polys for m in p.monoms()):
+            continue
+        blown = blow_up_subspace(polys, (ZERO,) * 4, i, j)
+        if blown is None:
+            continue
+        results = [_solve_ideal(p.generators, p.h, 1) for p in blown.points]
+        got = combine_line(blown, results)
+        if got.exact:
+            decided.append(((i, j), got.lam, got.mult))
+    assert len(decided) >= 4
+    assert {(lam, mult) for _, lam, mult in decided} == {(sp.Rational(2, 3), 1)}
 
 
 def test_tanh_with_a_prior_on_an_inner_weight() -> None:
