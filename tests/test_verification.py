@@ -145,6 +145,12 @@ def test_closed_form_checker_finds_no_disagreement_in_linear_networks():
     assert rrr_dln.checked == 63
     assert rrr_dln.disagreements == 0
     assert summaries["Aoyagi–Watanabe RRR at full rank vs Jacobian rank"].disagreements == 0
+    ideal = summaries["Aoyagi 2024 DLN vs the exact λ of its ideal"]
+    assert (ideal.disagreements, ideal.undecided) == (0, 0)
+    shapes = {c.case for c in ideal.checks}
+    # the two shapes whose ideals needed a blow-up of a codimension-2 subspace (rlct)
+    assert {"widths=[1, 2, 2], r=0", "widths=[2, 2, 1], r=0"} <= shapes
+    assert {"widths=[1, 1, 1], r=0", "widths=[1, 1, 1], r=1"} <= shapes  # every rank ≤ min width
 
 
 def _entry(name: str, mean: float) -> Entry:

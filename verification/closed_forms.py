@@ -9,6 +9,10 @@ smallest counterexample by total size):
   of (A, B) ↦ BA at a random integer point, certified maximal (hence locally constant) when it
   reaches its upper bound min(MN, H(M+N) − H²) (the GL(H) symmetry removes H² directions).
 * ``dln chain of ones``: widths all 1 is the normal crossing Π w_j², λ = 1/2, m = L.
+* ``dln ideal``: every deep linear network with at most min(2·max_size, ``MAX_IDEAL_PARAMETERS``)
+  parameters, at
+  every true rank r, against ``rlct.from_ideal`` of the entries of P(w) − P(w*) (P the product
+  of the layers), at the true parameter w* whose layers are all diag(1, …, 1, 0, …, 0) of rank r.
 * quadratic networks: every theorem of Cullen et al. whose hypotheses hold at a generic point,
   against exact Jacobian ranks (:func:`rlct.check_theorems`), without data, on random integer
   inputs and on modular addition.
@@ -29,6 +33,7 @@ import rlct
 from ._validate import check_int
 
 MAX_SIZE = 10  # the grid holds max_size³ shapes; at 10 the checks take seconds
+MAX_IDEAL_PARAMETERS = 6  # deep linear networks solved exactly as ideals (about 3 s for all)
 
 __all__ = ["ClosedFormCheck", "ClosedFormSummary", "check_closed_forms"]
 
@@ -131,6 +136,46 @@ def _dln_ones(L: int) -> ClosedFormCheck:
     )
 
 
+def _dln_shapes(max_params: int) -> list[tuple[int, ...]]:
+    """Widths (input first) with at least two layers and 2..``max_params`` parameters, smallest
+    first (each width at most ``max_params``, so the list is finite)."""
+    shapes = []
+    for layers in range(2, max_params + 1):
+        for widths in itertools.product(range(1, max_params + 1), repeat=layers + 1):
+            size = sum(a * b for a, b in itertools.pairwise(widths))
+            if size <= max_params:
+                shapes.append((size, widths))
+    return [w for _, w in sorted(shapes)]
+
+
+def _dln_ideal(widths: tuple[int, ...], r: int) -> ClosedFormCheck:
+    """The closed form against the exact λ of ⟨entries of P(w) − P(w*)⟩, w* as in the module
+    docstring (layer k maps width k to width k + 1)."""
+    product = star = sp.eye(widths[0])
+    names = []
+    for k, (a, b) in enumerate(itertools.pairwise(widths)):
+        layer = sp.Matrix(b, a, lambda i, j, k=k: sp.Symbol(f"w{k}_{i}{j}"))
+        true = sp.Matrix(b, a, lambda i, j: 1 if i == j < r else 0)
+        names += list(layer)
+        product, star = (layer + true) * product, true * star
+    gens = [e for e in (sp.expand(x) for x in product - star) if e != 0]
+    exact = rlct.from_ideal(gens, names)
+    formula = rlct.deep_linear_network(list(widths), r)
+    if exact.exact:
+        shown = f"{exact.lam} (m={exact.mult})"
+        agree = (exact.lam, exact.mult) == (formula.lam, formula.mult)
+    else:
+        shown = f"{exact.lower} ≤ λ ≤ {exact.upper}"
+        agree = None if exact.lower <= formula.lam <= exact.upper else False
+    return ClosedFormCheck(
+        "Aoyagi 2024 DLN vs the exact λ of its ideal",
+        f"widths={list(widths)}, r={r}",
+        f"{formula.lam} (m={formula.mult})",
+        shown,
+        agree,
+    )
+
+
 def _summarise(formula: str, checks: Iterable[ClosedFormCheck]) -> ClosedFormSummary:
     checks = tuple(checks)
     bad = [c for c in checks if c.agree is False]
@@ -212,5 +257,15 @@ def check_closed_forms(max_size: int = 5, seed: int = 0) -> tuple[ClosedFormSumm
             (_dln_ones(L) for L in range(1, 2 * max_size + 1)),
         ),
     ]
+    out.append(
+        _summarise(
+            "Aoyagi 2024 DLN vs the exact λ of its ideal",
+            (
+                _dln_ideal(w, r)
+                for w in _dln_shapes(min(2 * max_size, MAX_IDEAL_PARAMETERS))
+                for r in range(min(w) + 1)
+            ),
+        )
+    )
     out += _quadratic_summaries(min(max_size, 4), seed)
     return tuple(out)
