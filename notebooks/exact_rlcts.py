@@ -288,4 +288,17 @@ for M in range(1, 6):
 disagree = [row for row in rows if row[4] != row[5] or row[6] != row[7]]
 print(f"{len(rows)} shapes checked, {len(disagree)} disagreements")
 assert not disagree
+
+# %% [markdown]
+# The formula against the exact λ of each network's own ideal, the entries of P(w) − P(w*) at the
+# true parameter whose layers are diag(1, …, 1, 0, …, 0) of rank r: every shape with two to six
+# parameters, every rank. Two of them, [1, 2, 2] and [2, 2, 1] at r = 0 (reduced rank regression
+# with H = 2 as an ideal), are exact only through the blow-up of a codimension-2 subspace.
+
+# %%
+from verification import check_dln_ideals  # noqa: E402
+
+ideals = check_dln_ideals(6)
+print(f"{ideals.checked} networks, {ideals.disagreements} disagreements, {ideals.undecided} bounds")
+assert (ideals.disagreements, ideals.undecided) == (0, 0) and ideals.checked >= 90
 print(rlct.reduced_rank_regression(4, 4, 3, 1))

@@ -190,6 +190,14 @@ def _function_table(tmp: Path) -> list[Bad]:
                 lambda v=v: verification.check_closed_forms(2, v),
             )
         )
+    for v in [1, 7, 2.5, "4", True]:
+        add(
+            Bad(
+                f"check_dln_ideals(max_params={v!r})",
+                "max_params",
+                lambda v=v: verification.check_dln_ideals(v),
+            )
+        )
     for v in ["yes", 1, None]:
         add(Bad(f"catalogue(quick={v!r})", "quick", lambda v=v: catalogue(v)))
     # run_cases, run_report, write_report, run_on_ray

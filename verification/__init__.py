@@ -1,7 +1,8 @@
 """Cross-checks of exact and estimated learning coefficients.
 
 * :func:`crosscheck` — exact λ (``rlct``), an SGLD estimate (``numeric``) and a verdict for a case;
-* :func:`check_closed_forms` — published closed forms against exact computations;
+* :func:`check_closed_forms` — published closed forms against exact computations (and
+  :func:`check_dln_ideals`, Aoyagi's deep linear networks against their own ideals);
 * :mod:`verification.strategies` — public hypothesis strategies producing cases with answers;
 * :func:`assert_llc_matches` — fail unless an estimate agrees with an exact λ (an
   ``AssertionError``, any test runner); the pytest plugin, registered on install, adds the
@@ -15,7 +16,7 @@ import on a plain install.
 
 from .assertions import LLCMismatch, assert_llc_matches
 from .catalogue import Settings, catalogue, crosscheck
-from .closed_forms import ClosedFormCheck, ClosedFormSummary, check_closed_forms
+from .closed_forms import ClosedFormCheck, ClosedFormSummary, check_closed_forms, check_dln_ideals
 from .crosscheck import CrossCheck, DecisionRule, decide
 from .errors import InvalidArgumentError, InvalidTypeError, VerificationError
 
@@ -32,6 +33,7 @@ __all__ = [
     "assert_llc_matches",
     "catalogue",
     "check_closed_forms",
+    "check_dln_ideals",
     "crosscheck",
     "decide",
 ]

@@ -35,7 +35,7 @@ from ._validate import check_int
 MAX_SIZE = 10  # the grid holds max_size³ shapes; at 10 the checks take seconds
 MAX_IDEAL_PARAMETERS = 6  # deep linear networks solved exactly as ideals (about 3 s for all)
 
-__all__ = ["ClosedFormCheck", "ClosedFormSummary", "check_closed_forms"]
+__all__ = ["ClosedFormCheck", "ClosedFormSummary", "check_closed_forms", "check_dln_ideals"]
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,17 @@ def _dln_ideal(widths: tuple[int, ...], r: int) -> ClosedFormCheck:
     )
 
 
+def check_dln_ideals(max_params: int = MAX_IDEAL_PARAMETERS) -> ClosedFormSummary:
+    """Aoyagi's deep linear network formula against ``rlct.from_ideal`` of the network's ideal,
+    every shape with 2..``max_params`` parameters (at most ``MAX_IDEAL_PARAMETERS``) at every
+    true rank, smallest first (module docstring)."""
+    max_params = check_int("max_params", max_params, 2, MAX_IDEAL_PARAMETERS)
+    return _summarise(
+        "Aoyagi 2024 DLN vs the exact λ of its ideal",
+        (_dln_ideal(w, r) for w in _dln_shapes(max_params) for r in range(min(w) + 1)),
+    )
+
+
 def _summarise(formula: str, checks: Iterable[ClosedFormCheck]) -> ClosedFormSummary:
     checks = tuple(checks)
     bad = [c for c in checks if c.agree is False]
@@ -257,15 +268,6 @@ def check_closed_forms(max_size: int = 5, seed: int = 0) -> tuple[ClosedFormSumm
             (_dln_ones(L) for L in range(1, 2 * max_size + 1)),
         ),
     ]
-    out.append(
-        _summarise(
-            "Aoyagi 2024 DLN vs the exact λ of its ideal",
-            (
-                _dln_ideal(w, r)
-                for w in _dln_shapes(min(2 * max_size, MAX_IDEAL_PARAMETERS))
-                for r in range(min(w) + 1)
-            ),
-        )
-    )
+    out.append(check_dln_ideals(min(2 * max_size, MAX_IDEAL_PARAMETERS)))
     out += _quadratic_summaries(min(max_size, 4), seed)
     return tuple(out)
