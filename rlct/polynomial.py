@@ -48,7 +48,7 @@ import sympy as sp
 
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
-from .blocks import combine_product, combine_sum, generator_blocks, product_blocks, sum_blocks
+from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .blowup import blow_up_origin, combine_points
 from .blowup_line import blow_up_line, combine_line
 from .blowup_subspace import blow_up_subspace
@@ -59,6 +59,7 @@ from .errors import TooLargeError, UndecidedError
 from .expressions import as_expression, as_variables
 from .factor import LocalFactors, local_factors
 from .hypersurface import hypersurface_power_rlct
+from .ideal_blocks import ideal_blocks
 from .linear_change import monomial_after_linear_change
 from .newton import NewtonAnalysis, as_generators, as_polynomial, ideal_step, newton_step
 from .plane import resolve_plane
@@ -165,19 +166,8 @@ def _solve_ideal(
 def _ideal_blocks(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], blowups: int
 ) -> RLCT | None:
-    """Generators on disjoint groups of variables (:func:`rlct.blocks.generator_blocks`): each
-    group solved as an ideal of its own, so that it keeps its generators (K's own blocks, after
-    squaring, would reach the blow-up only as expanded polynomials); λ adds, as for K's blocks."""
-    blocks = generator_blocks(polys)
-    if blocks is None:
-        return None
-    gens = polys[0].gens
-    parts = []
-    for group, members in blocks:
-        names = [gens[j] for j in group]
-        block = [sp.Poly(polys[i].as_expr(), *names) for i in members]
-        parts.append((_names(names), _solve_ideal(block, tuple(h[j] for j in group), blowups)))
-    return combine_sum(parts)
+    """:func:`rlct.ideal_blocks.ideal_blocks`, each group solved by :func:`_solve_ideal`."""
+    return ideal_blocks(polys, h, lambda block, hb: _solve_ideal(block, hb, blowups))
 
 
 def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:

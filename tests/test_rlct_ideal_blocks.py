@@ -1,0 +1,54 @@
+"""rlct.ideal_blocks: an ideal x^e·J whose monomial factor's variables J does not hold is a
+product of blocks, solved as a monomial ideal and J (an ideal, keeping its generators)."""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+
+import rlct
+from rlct.ideal_blocks import monomial_factor_split
+
+a, b, c, d, e_, x, y, z = sp.symbols("a b c d e x y z")
+
+
+@pytest.mark.parametrize(
+    ("hx", "lam", "mult"),
+    [
+        # K = x⁴·((b + ca)² + (d + ea)²): after b' = b + ca, d' = d + ea, x⁴(b'² + d'²); the
+        # x block gives (h_x + 1)/4 and the other 1/2 + 1/2 = 1
+        (0, sp.Rational(1, 4), 1),
+        (1, sp.Rational(1, 2), 1),
+        (3, sp.Integer(1), 2),  # both blocks attain 1: m = 1 + 1
+        (5, sp.Integer(1), 1),
+    ],
+)
+def test_a_monomial_factor_on_its_own_variables(hx: int, lam: sp.Rational, mult: int) -> None:
+    gens = [x**2 * (b + c * a), x**2 * (d + e_ * a)]
+    got = rlct.from_ideal(gens, (x, a, b, c, d, e_), (hx, 0, 0, 0, 0, 0))
+    assert got.exact and (got.lam, got.mult) == (lam, mult)
+
+
+def test_a_blow_up_chart_point_of_reduced_rank_regression() -> None:
+    """a₂·⟨b₁₁a₁ + b₁₂, b₂₁a₁ + b₂₂, b₃₁a₁ + b₃₂⟩ under |a₂| (the chart a₁ = a₂·a₁' of the
+    blow-up of a₁ = a₂ = 0 for BA with A: 2×1, B: 3×2): min(2/2, 3·1/2) = 1, m = 1."""
+    b11, b12, b21, b22, b31, b32, a1, a2 = sp.symbols("b11 b12 b21 b22 b31 b32 a1 a2")
+    gens = [a2 * (b11 * a1 + b12), a2 * (b21 * a1 + b22), a2 * (b31 * a1 + b32)]
+    got = rlct.from_ideal(gens, (a1, a2, b11, b12, b21, b22, b31, b32), (0, 1, 0, 0, 0, 0, 0, 0))
+    assert got.exact and (got.lam, got.mult) == (1, 1)
+
+
+def test_the_split_itself() -> None:
+    polys = [sp.Poly(f, x, y, z) for f in (x * y * (1 + z), x * y * z**2)]
+    assert monomial_factor_split(polys) == ((1, 1, 0), [])  # the unit ideal times xy
+    polys = [sp.Poly(f, x, y, z) for f in (x**2 * z, x**2 * y**2)]
+    e, rest = monomial_factor_split(polys)
+    assert e == (2, 0, 0)
+    assert [p.as_expr() for p in rest] == [z, y**2] and rest[0].gens == (y, z)
+
+
+def test_no_split_where_the_factor_s_variable_is_inside() -> None:
+    polys = [sp.Poly(f, x, y) for f in (x * (x + y), x * y**2)]
+    assert monomial_factor_split(polys) is None
+    polys = [sp.Poly(f, x, y) for f in (x + y, y**2)]
+    assert monomial_factor_split(polys) is None
