@@ -40,7 +40,7 @@ from .projective_zeros import affine_zeros
 
 __all__ = ["MAX_FACE_TERMS", "MAX_TRANSVERSE", "AlongLine", "newton_along_line"]
 
-MAX_TRANSVERSE = 5  # transverse variables a face system's Gröbner basis may have
+MAX_TRANSVERSE = 7  # transverse variables a face system's Gröbner basis may have
 MAX_FACE_TERMS = 64  # terms of one face system handed to a lex Gröbner basis (its cost's bound)
 
 

@@ -30,7 +30,7 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    points are of one kind, the strict transform ⟨v_1..v_s, u^j⟩ in coordinates there
    (:mod:`rlct.blowup_families`), and the finitely many are solved so. Where bounds remain, a blow-up
    of a coordinate subspace {x_i = x_j = 0} in the zeros (a line in three variables,
-   :mod:`rlct.blowup_line`; codimension two in four to six, :mod:`rlct.blowup_subspace`). An
+   :mod:`rlct.blowup_line`; codimension two in four to eight, :mod:`rlct.blowup_subspace`). An
    expanded K does not get this step: its zeros on the exceptional divisor are those of one
    form, decided here only with the sum of squares in hand.
 
@@ -72,7 +72,7 @@ __all__ = ["from_ideal", "from_polynomial"]
 
 MAX_BLOWUPS = 3  # nested blow-ups of the origin a solve may make (rlct.blowup)
 LINE_CHANGES = 1  # coordinate systems tried at a point of a line's blow-up (rlct.blowup_line)
-MAX_SUBSPACE_VARIABLES = 6  # codimension-2 centres are tried up to this many variables
+MAX_SUBSPACE_VARIABLES = 8  # codimension-2 centres are tried up to this many variables
 PLANE_METHOD = "plane resolution: toric charts along the Newton polygon at its real roots"
 
 

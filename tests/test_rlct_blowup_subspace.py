@@ -184,3 +184,21 @@ def test_forced_subspace_blowup_agrees_with_newton(generators, prior, order) -> 
     assume(polys and all(m[i] + m[j] > 0 for p in polys for m in p.monoms()))
     h = tuple(map(sp.Integer, prior))
     check_forced_blowup(polys, h, lambda p, h: blow_up_subspace(p, h, i, j), combine_line, 1)
+
+
+@pytest.mark.parametrize("widths", [[1, 2, 3], [3, 2, 1], [1, 1, 2, 2]])
+def test_deep_linear_networks_of_eight_parameters_at_the_origin(widths: list[int]) -> None:
+    """The ideal of the product's entries at w* = 0 in seven or eight variables, exact through
+    the subspace blow-up (and, for [1, 2, 3], a chart point that is a monomial factor times an
+    ideal on other variables): Aoyagi's closed form, an independent value."""
+    layers = [
+        sp.Matrix(b_, a_, lambda i, j, k=k: sp.Symbol(f"w{k}_{i}{j}"))
+        for k, (a_, b_) in enumerate(itertools.pairwise(widths))
+    ]
+    product = sp.eye(widths[0])
+    for layer in layers:
+        product = layer * product
+    names = [v for layer in layers for v in layer]
+    got = rlct.from_ideal([sp.expand(e) for e in product], names)
+    closed = rlct.deep_linear_network(widths, 0)
+    assert got.exact and (got.lam, got.mult) == (closed.lam, closed.mult)
