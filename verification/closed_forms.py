@@ -9,10 +9,10 @@ smallest counterexample by total size):
   of (A, B) ↦ BA at a random integer point, certified maximal (hence locally constant) when it
   reaches its upper bound min(MN, H(M+N) − H²) (the GL(H) symmetry removes H² directions).
 * ``dln chain of ones``: widths all 1 is the normal crossing Π w_j², λ = 1/2, m = L.
-* ``dln ideal``: every deep linear network with at most min(2·max_size, ``MAX_IDEAL_PARAMETERS``)
-  parameters, at
-  every true rank r, against ``rlct.from_ideal`` of the entries of P(w) − P(w*) (P the product
-  of the layers), at the true parameter w* whose layers are all diag(1, …, 1, 0, …, 0) of rank r.
+* ``dln ideal``: every deep linear network with at most min(2·max_size,
+  ``MAX_IDEAL_PARAMETERS``) parameters, at every true rank r, against ``rlct.from_ideal`` of the
+  entries of P(w) − P(w*) (P the product of the layers), at the true parameter w* whose layers
+  are all diag(1, …, 1, 0, …, 0) of rank r.
 * quadratic networks: every theorem of Cullen et al. whose hypotheses hold at a generic point,
   against exact Jacobian ranks (:func:`rlct.check_theorems`), without data, on random integer
   inputs and on modular addition.
