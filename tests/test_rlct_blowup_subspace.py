@@ -202,3 +202,22 @@ def test_deep_linear_networks_of_eight_parameters_at_the_origin(widths: list[int
     got = rlct.from_ideal([sp.expand(e) for e in product], names)
     closed = rlct.deep_linear_network(widths, 0)
     assert got.exact and (got.lam, got.mult) == (closed.lam, closed.mult)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(2, 5),
+    st.sampled_from((1, -1, 2, -2, 3, 4, -8)),
+    st.sampled_from((1, -1, 2, 4, -4, 9)),
+)
+def test_two_units_with_other_output_weights(p: int, s: int, t: int) -> None:
+    """⟨ab + s·cd, ab^p + t·cd^p⟩: after a' = a + s·c·w the fibre of chart b reads
+    b·⟨a', b^(p−1)·c·w(t·w^(p−1) − s)⟩, the polyhedron of s = t = 1, and each real special value
+    is a simple root; so λ = (p + 1)/(2p), m = 1 wherever the result is exact, and where a special
+    value is irrational (declined) the bounds must hold it."""
+    got = rlct.from_ideal([a * b + s * c * d, a * b**p + t * c * d**p], A)
+    want = sp.Rational(p + 1, 2 * p)
+    if got.exact:
+        assert (got.lam, got.mult) == (want, 1)
+    else:
+        assert got.lower <= want <= got.upper
