@@ -64,13 +64,18 @@ class SubspaceBlowUp:
         primed = {w: sp.Symbol(f"{w}'")}  # the chart's coordinate w = x_i' in the changes
         changes = "".join(f", then {v}' = {g.xreplace(primed)}" for v, g in self.changes)
         special = ", ".join(str(s) for s in sorted(self.fibre.special)) or "none"
+        roots = "".join(
+            f"; at the real roots of {a.q} (read in the coordinate v = {a.q}), λ = {a.lam}, "
+            f"m = {a.mult}"
+            for a in self.fibre.algebraic
+        )
         transverse = ", ".join(str(v) for k, v in enumerate(x) if k != i)
         return Condition(
             f"blow-up of {x[i]} = {x[j]} = 0 (chart {x[i]} = {x[j]}·{w}'{changes}): along the "
             f"fibre over the origin ({transverse} = 0), the Newton polyhedron in ({transverse}) "
             f"with coefficients in Q[{w}'] has vertices {list(self.fibre.vertices)} and is "
             f"non-degenerate off {w}' ∈ {{{special}}}, with λ = {self.fibre.lam}, m = "
-            f"{self.fibre.mult} (witness {w}' = {self.fibre.witness}; rlct.line_newton); the "
+            f"{self.fibre.mult} (witness {w}' = {self.fibre.witness}; rlct.line_newton){roots}; the "
             f"special points and the chart {x[j]} = {x[i]}·{x[j]}' point are solved as ideals; "
             f"λ = min over the points, m = max over those attaining",
             True,

@@ -43,7 +43,7 @@ def wall_line(
     (:mod:`rlct.plane_line`) on K = Σ F_k² takes over."""
     known = frozenset({Fraction(0)} if other_is_wall else ())  # w = 0 is a wall itself
     found = newton_along_line(total, (u, wall), other, h, known)
-    if found is not None:
+    if found is not None and not found.algebraic:  # this caller takes rational points only
         return found.lam, found.mult, found.witness, set(found.special)
     K = sp.Poly(sp.expand(sum((f**2 for f in total), sp.S.Zero)), u, wall, other)
     line = resolve_along_line(K, h, known)

@@ -16,10 +16,19 @@ weights (h + 1, 1): the same at every such point (Watanabe 2009, ch. 4; the w di
 The points of L where either fails are finitely many when (i) no coefficient on a compact face
 vanishes identically (true by construction) and (ii) for each compact face the elimination ideal
 (⟨F_{k,γ}⟩ + ⟨t·x_1⋯x_r − 1⟩) ∩ Q[w] is not zero (lex Gröbner bases over Q; a zero ideal means a
-complex torus zero for every w: declined). Their real points must be rational (else declined);
+complex torus zero for every w: declined). Their real points must be rational (else declined,
+except for the coefficients' irrational roots, read as below);
 they and the caller's ``known`` values are the special values, solved one by one by the caller.
 λ and m are read at a witness w₀ off them (the least positive integer) by
 :func:`rlct.newton.ideal_step`, which must find the ideal non-degenerate there.
+
+Irrational values where a coefficient on a compact face vanishes (the real roots s of an
+irreducible factor q of degree ≥ 2) are read here instead of declined: v = q(w) is a coordinate
+near s (q'(s) ≠ 0), each coefficient is c_α = q^μ_α·u_α with u_α(s) ≠ 0, so the polyhedron at s is
+conv{(α, μ_α)} + R≥0, the same at every root of q. Where every compact face holds exactly one
+point of some generator (a monomial face part, so no torus zero), λ and m there are those of the
+monomial ideal ⟨x^α·v^μ_α⟩; otherwise declined. Irrational values from the face systems (where a
+torus zero appears) are still declined.
 
 ⟨x, (w² − 1)·y³⟩ on L = {x = y = 0}: Γ = conv{(1, 0), (0, 3)} + R²≥0, whose vertex y³ has the
 coefficient w² − 1, so w = ±1 are special; elsewhere λ = 1/2 + 1/6 = 2/3, m = 1.
@@ -38,7 +47,13 @@ from .newton import ideal_step
 from .polyhedron import NewtonPolyhedron
 from .projective_zeros import affine_zeros
 
-__all__ = ["MAX_FACE_TERMS", "MAX_TRANSVERSE", "AlongLine", "newton_along_line"]
+__all__ = [
+    "MAX_FACE_TERMS",
+    "MAX_TRANSVERSE",
+    "AlgebraicPoints",
+    "AlongLine",
+    "newton_along_line",
+]
 
 MAX_TRANSVERSE = 7  # transverse variables a face system's Gröbner basis may have
 MAX_FACE_TERMS = 64  # terms of one face system handed to a lex Gröbner basis (its cost's bound)
@@ -54,6 +69,17 @@ class AlongLine:
     witness: Fraction
     special: frozenset[Fraction]
     vertices: tuple[tuple[int, ...], ...]
+    algebraic: tuple[AlgebraicPoints, ...] = ()
+
+
+@dataclass(frozen=True)
+class AlgebraicPoints:
+    """The real roots s of an irreducible ``q`` ∈ Q[w] of degree ≥ 2 at which a coefficient on a
+    compact face vanishes, read in the coordinates (x, v = q(w)): λ, m (the same at each root)."""
+
+    q: sp.Expr
+    lam: sp.Rational
+    mult: int
 
 
 def newton_along_line(
@@ -76,14 +102,14 @@ def newton_along_line(
         return None  # a generator is not zero on the line
     gamma = NewtonPolyhedron([m for ts in terms for m in ts], "the ideal along the line")
     special = set(known)
+    algebraic: set[sp.Poly] = set()
     on_faces = {m for face in gamma.compact_faces for m in face.points}
     for ts in terms:
         for m, c in ts.items():
             if m in on_faces:
-                roots = affine_zeros([c], [line])
-                if roots is None:
-                    return None
-                special |= {r[0] for r in roots}
+                rational, irreducible = _coefficient_roots(c, line)
+                special |= rational
+                algebraic |= irreducible
     t = sp.Dummy("t")
     torus = t * sp.Mul(*xs) - 1
     for face in gamma.compact_faces:
@@ -108,7 +134,62 @@ def newton_along_line(
     result = ideal_step([p for p in local if not p.is_zero], (*h, sp.Integer(0))).result
     if not result.exact:
         return None
-    return AlongLine(result.lam, result.mult, w0, frozenset(special), gamma.vertices)
+    points = [_at_roots(terms, q, xs, h) for q in sorted(algebraic, key=str)]
+    if any(p is None for p in points):
+        return None
+    return AlongLine(result.lam, result.mult, w0, frozenset(special), gamma.vertices, tuple(points))
+
+
+def _coefficient_roots(c: sp.Expr, line: sp.Symbol) -> tuple[set[Fraction], set[sp.Poly]]:
+    """The rational real roots of c ∈ Q[w], and its irreducible factors of degree ≥ 2 that have
+    real roots (monic)."""
+    poly = sp.Poly(c, line, domain=sp.QQ)
+    rational, irreducible = set(), set()
+    for f, _ in poly.factor_list()[1]:
+        if f.degree() == 1:
+            r = -f.nth(0) / f.nth(1)
+            rational.add(Fraction(int(r.numerator), int(r.denominator)))
+        elif f.count_roots() > 0:
+            irreducible.add(f.monic())
+    return rational, irreducible
+
+
+def _at_roots(
+    terms: list[dict[tuple[int, ...], sp.Expr]],
+    q: sp.Poly,
+    xs: tuple[sp.Symbol, ...],
+    h: Sequence[sp.Rational],
+) -> AlgebraicPoints | None:
+    """λ, m at the real roots s of ``q`` (module docstring): with v = q(w), a local coordinate
+    there (q'(s) ≠ 0), c_α = q^μ_α·u_α with u_α(s) ≠ 0, so the polyhedron is conv{(α, μ_α)} + R≥0
+    and the face parts carry the u_α(s). Non-degenerate when every compact face holds exactly
+    one point of some generator (a monomial face part: no torus zero); then λ, m are those of
+    the monomial ideal ⟨x^α·v^μ_α⟩. None otherwise."""
+    points = [
+        [(*m, _multiplicity(sp.Poly(c, *q.gens, domain=sp.QQ), q)) for m, c in ts.items()]
+        for ts in terms
+    ]
+    gamma = NewtonPolyhedron([p for g in points for p in g], f"the ideal at the roots of {q}")
+    for face in gamma.compact_faces:
+        on = set(face.points)
+        if not any(sum(p in on for p in g) == 1 for g in points):
+            return None
+    v = sp.Dummy("v")
+    names = (*xs, v)
+    monomials = {p for g in points for p in g}
+    gens = [sp.Poly(sp.Mul(*(x**a for x, a in zip(names, p))), *names) for p in monomials]
+    result = ideal_step(gens, (*h, sp.Integer(0))).result
+    return AlgebraicPoints(q.as_expr(), result.lam, result.mult) if result.exact else None
+
+
+def _multiplicity(c: sp.Poly, q: sp.Poly) -> int:
+    """The largest k with q^k dividing c (c ≠ 0)."""
+    k = 0
+    while True:
+        quotient, remainder = c.div(q)
+        if not remainder.is_zero:
+            return k
+        c, k = quotient, k + 1
 
 
 def _terms(f: sp.Expr, xs: tuple[sp.Symbol, ...]) -> dict[tuple[int, ...], sp.Expr]:

@@ -174,6 +174,7 @@ class LineResolution:
     witness: Fraction
     special: frozenset[Fraction]
     runs: int
+    algebraic: tuple[()] = ()  # no irrational special points (they are declined here)
 
 
 def resolve_along_line(

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import rlct
 from rlct.blowup_line import combine_line
 from rlct.blowup_subspace import blow_up_subspace
-from rlct.line_newton import newton_along_line
+from rlct.line_newton import AlgebraicPoints, newton_along_line
 from rlct.polynomial import _solve_ideal
 
 a, b, c, d = A = sp.symbols("a b c d")
@@ -52,8 +52,18 @@ def test_a_face_degenerate_at_every_w_is_declined() -> None:
     assert _along([x - w * y]) is None
 
 
-def test_irrational_special_values_are_declined() -> None:
-    assert _along([x, (w**2 - 2) * y**3]) is None
+def test_irrational_special_values_are_read_in_the_coordinate_q_of_w() -> None:
+    """⟨x, (w² − 2)·y³⟩: at w = ±√2, with v = w² − 2, the ideal is ⟨x, y³·v⟩ up to units, whose
+    polyhedron meets t·(1, 1, 1) at t = 3/4 on the edge: λ = 2/3, m = 1, as elsewhere."""
+    line = _along([x, (w**2 - 2) * y**3])
+    assert (line.lam, line.mult, line.special) == (sp.Rational(2, 3), 1, frozenset())
+    assert line.algebraic == (AlgebraicPoints(w**2 - 2, sp.Rational(2, 3), 1),)
+
+
+def test_irrational_points_without_a_monomial_face_part_are_declined() -> None:
+    """⟨x² + (w² − 2)·xy + y²⟩: at w = ±√2 the edge (2, 0, 0)–(0, 2, 0) holds two points of the
+    one generator, so the certificate (a monomial face part) does not apply: declined."""
+    assert _along([x**2 + (w**2 - 2) * x * y + y**2]) is None
 
 
 def test_a_face_system_degenerate_at_finitely_many_w() -> None:
@@ -85,11 +95,19 @@ def test_two_units_with_the_p_th_power(p: int) -> None:
     assert got.exact and (got.lam, got.mult) == (sp.Rational(p + 1, 2 * p), 1)
 
 
-def test_irrational_special_values_on_the_fibre_are_declined() -> None:
+def test_irrational_special_values_on_the_fibre() -> None:
     """⟨ab + cd, ab³ + 2cd³⟩: in chart b the fibre's vertex coefficient is c·w(2w² − 1), zero at
-    w = ±1/√2, so that centre is declined (rather than a guess at those points)."""
+    w = ±1/√2; there, with v = w² − 1/2, the vertex is b³·c·v: the same polyhedron as at w = ±1
+    for the tanh ideal, so λ = 2/3, m = 1 at those points and in all."""
     polys = [sp.Poly(f, *A) for f in (a * b + c * d, a * b**3 + 2 * c * d**3)]
-    assert blow_up_subspace(polys, (ZERO,) * 4, 3, 1) is None
+    blown = blow_up_subspace(polys, (ZERO,) * 4, 3, 1)
+    assert blown is not None and blown.fibre.special == {Fraction(0)}
+    assert blown.fibre.algebraic == (
+        AlgebraicPoints(d**2 - sp.Rational(1, 2), sp.Rational(2, 3), 1),
+    )
+    results = [_solve_ideal(p.generators, p.h, 0) for p in blown.points]
+    total = combine_line(blown, results)
+    assert total.exact and (total.lam, total.mult) == (sp.Rational(2, 3), 1)
 
 
 def test_the_docstring_centre_and_its_charts() -> None:
@@ -213,8 +231,8 @@ def test_deep_linear_networks_of_eight_parameters_at_the_origin(widths: list[int
 def test_two_units_with_other_output_weights(p: int, s: int, t: int) -> None:
     """⟨ab + s·cd, ab^p + t·cd^p⟩: after a' = a + s·c·w the fibre of chart b reads
     b·⟨a', b^(p−1)·c·w(t·w^(p−1) − s)⟩, the polyhedron of s = t = 1, and each real special value
-    is a simple root; so λ = (p + 1)/(2p), m = 1 wherever the result is exact, and where a special
-    value is irrational (declined) the bounds must hold it."""
+    is a simple root (rational, or irrational and read in v = q(w)); so λ = (p + 1)/(2p), m = 1
+    wherever the result is exact, and bounds must hold it."""
     got = rlct.from_ideal([a * b + s * c * d, a * b**p + t * c * d**p], A)
     want = sp.Rational(p + 1, 2 * p)
     if got.exact:
