@@ -42,8 +42,8 @@ def wall_line(
     Where Γ's faces are degenerate along L, the plane resolution with a parameter
     (:mod:`rlct.plane_line`) on K = Σ F_k² takes over."""
     known = frozenset({Fraction(0)} if other_is_wall else ())  # w = 0 is a wall itself
-    found = newton_along_line(total, (u, wall), other, h, known)
-    if found is not None and not found.algebraic:  # this caller takes rational points only
+    found = newton_along_line(total, (u, wall), other, h, known, irrational=False)
+    if found is not None:
         return found.lam, found.mult, found.witness, set(found.special)
     K = sp.Poly(sp.expand(sum((f**2 for f in total), sp.S.Zero)), u, wall, other)
     line = resolve_along_line(K, h, known)
