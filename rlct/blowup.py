@@ -47,7 +47,15 @@ from .blowup_families import Family, chart_families
 from .projective_zeros import real_projective_zeros
 from .result import RLCT, Condition
 
-__all__ = ["BlowUp", "PointChart", "blow_up_origin", "combine_points", "least_over"]
+__all__ = [
+    "BlowUp",
+    "PointChart",
+    "blow_up_origin",
+    "combine_points",
+    "common_monomial",
+    "divide_monomial",
+    "least_over",
+]
 
 MAX_PULLED_TERMS = 2_000  # terms of one generator after the chart's substitution
 MAX_VARIABLES = 8  # more are declined: the exceptional divisor's strata grow as 2^n
@@ -125,7 +133,7 @@ def blow_up_origin(polys: Sequence[sp.Poly], h: Sequence[sp.Rational]) -> BlowUp
         return None
     gens = tuple(polys[0].gens)
     n = len(gens)
-    a = tuple(min(m[j] for p in polys for m in p.monoms()) for j in range(n))
+    a = common_monomial(polys)
     orders = [min(sum(m) - sum(a) for m in p.monoms()) for p in polys]
     o = min(orders)
     if n < 2 or o < 1:
@@ -166,10 +174,10 @@ def _families(
         point = (*origin[:i], Fraction(1), *origin[i + 1 :])
         strict = []
         for p in polys:
-            pulled = _pull_back(_divide(p, a), i, point)
+            pulled = _pull_back(divide_monomial(p, a), i, point)
             if pulled is None:
                 return None
-            strict.append(_divide(pulled, tuple(o if j == i else 0 for j in range(n))))
+            strict.append(divide_monomial(pulled, tuple(o if j == i else 0 for j in range(n))))
         found = chart_families(strict, i, a, o, h)
         if found is None:
             return None
@@ -178,7 +186,12 @@ def _families(
     return tuple(families), tuple(sorted(special))
 
 
-def _divide(p: sp.Poly, exponents: tuple[int, ...]) -> sp.Poly:
+def common_monomial(polys: Sequence[sp.Poly]) -> tuple[int, ...]:
+    """The exponents of the generators' common monomial factor x^a (a_j: the least over terms)."""
+    return tuple(min(m[j] for p in polys for m in p.monoms()) for j in range(len(polys[0].gens)))
+
+
+def divide_monomial(p: sp.Poly, exponents: tuple[int, ...]) -> sp.Poly:
     """p / x^exponents, for a monomial that divides every term of p."""
     terms = {tuple(e - k for e, k in zip(m, exponents)): c for m, c in p.terms()}
     return sp.Poly.from_dict(terms, *p.gens, domain=sp.QQ)

@@ -35,6 +35,7 @@ from typing import ClassVar
 
 import sympy as sp
 
+from .blowup import common_monomial, divide_monomial
 from .blowup_line import LinePoint, fibre_points, times_into
 from .line_newton import AlongLine, newton_along_line
 from .result import Condition
@@ -96,12 +97,9 @@ def blow_up_subspace(
     lifted = [*h]
     lifted[j] = h[i] + h[j] + 1
     chart = [times_into(p, i, j) for p in polys]
-    e = tuple(min(m[k] for p in chart for m in p.monoms()) for k in range(n))
+    e = common_monomial(chart)
     factor = sp.Mul(*(x**a for x, a in zip(gens, e)))
-    strict = [
-        sp.Poly.from_dict({_minus(m, e): c for m, c in p.terms()}, *gens, domain=sp.QQ)
-        for p in chart
-    ]
+    strict = [divide_monomial(p, e) for p in chart]
     changed = _changes(strict, lifted, e, i, j)
     if changed is None:
         return None
@@ -167,7 +165,3 @@ def _affine(
             if all(any(m[c] for c in range(len(gens)) if c != i) for m in rest):
                 return a, k
     return None
-
-
-def _minus(m: tuple[int, ...], e: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(a - b for a, b in zip(m, e))

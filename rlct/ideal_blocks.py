@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import sympy as sp
 
 from .blocks import combine_product, combine_sum, generator_blocks
+from .blowup import common_monomial, divide_monomial
 from .newton import ideal_step
 from .result import RLCT
 
@@ -64,15 +65,10 @@ def monomial_factor_split(
     generators have no common monomial factor or a g_k holds one of its variables."""
     gens = polys[0].gens
     n = len(gens)
-    e = tuple(min(m[k] for p in polys for m in p.monoms()) for k in range(n))
+    e = common_monomial(polys)
     if not any(e):
         return None
-    strict = [
-        sp.Poly.from_dict(
-            {tuple(a - b for a, b in zip(m, e)): c for m, c in p.terms()}, *gens, domain=sp.QQ
-        )
-        for p in polys
-    ]
+    strict = [divide_monomial(p, e) for p in polys]
     if any(m[k] for g in strict for m in g.monoms() for k in range(n) if e[k]):
         return None
     if any(g.coeff_monomial((0,) * n) != 0 for g in strict):
