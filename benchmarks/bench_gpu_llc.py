@@ -21,7 +21,8 @@ curvature below γ/nβ, which the localisation holds instead.
 
 - ``dln-1e8-fit``: the ``dln-1e8`` network at a larger batch (``--batch``, default 2,048: the
   minibatch top curvature ∝ (√h + √B)²/B falls 4.6× from B = 256, so ε rises as much, while a
-  step costs less than 4.6× more), with as many steps as fit in ``--budget-s`` (``dln_within``).
+  step costs less than 4.6× more), with as many steps as fit in ``--budget-s`` (``dln_within``:
+  the step's cost timed alone, the set-up's estimated from it, then one estimate).
   ``--tf32`` lets the matrix products use TF32 (10-bit mantissa, float32 accumulation): its
   rounding, ≈ 5·10⁻⁴·‖f(x)‖ per sample, is far below the posterior's own residual at this nβ
   (‖f_w(x) − y‖ ≈ √(2λ/nβ) ≈ 120 against ‖y‖ ≈ 76), so it moves E[L] by ≈ 10⁻⁷ relatively.
@@ -121,35 +122,65 @@ def dln(dim: int, device: str, problem: tuple | None = None, **kw) -> dict:
     )
 
 
+def step_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
+    """Seconds of one sampler step, from its dominant cost timed alone on this device.
+
+    A control-variate step takes ∇L_B at w and at w* for each chain (2·chains minibatch
+    gradients); the update and the noise add about 15% at this size (the H100 and H200 rows).
+    """
+    _, _, loss_fn, ws, (x, y) = problem
+    w = {k: v.detach().clone().requires_grad_(True) for k, v in ws.items()}
+    b = (x[:batch], y[:batch])
+
+    def grads() -> None:
+        for _ in range(2 * chains):
+            torch.autograd.grad(loss_fn(w, b), list(w.values()))
+
+    grads()  # warm-up: kernels chosen, workspace allocated
+    _sync(device)
+    t = time.perf_counter()
+    for _ in range(3):
+        grads()
+    _sync(device)
+    return 1.15 * (time.perf_counter() - t) / 3
+
+
 def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     """The ``dln`` estimate with as many steps as fit in ``budget_s`` seconds of this call.
 
-    Two short probes (30 and 130 steps, no step check) give the fixed cost of a call (set-up,
-    spectrum, diagnostics) and the cost per step; the run then takes every step that fits, a
-    fifth of them burn-in (the e-folding time of the softest identifiable direction, printed
-    with the result, says whether that is enough) and no step check.
+    The cost of a step is timed alone (``step_seconds``); the set-up before the first draw
+    (Hessian spectrum, step-size rule, heating probe) costs about 2,400 steps' worth (the third
+    H200 loan in ``benchmarks/RESULTS.md``: 228 s of warm-up at 0.096 s a step with TF32; the
+    second loan's 114 s at 0.20 s, 570 steps' worth, was without TF32 and the large-model rules'
+    full warm-up). The run takes nine tenths of
+    the steps that fit after both (the rest kept for the full-data losses and diagnostics), a
+    quarter of them burn-in, and no step check; the e-folding time of the softest identifiable
+    direction (``relaxation_steps`` in the result) says whether the burn-in is long enough.
     """
     t0 = time.perf_counter()
     problem = _dln_problem(dim, device)
-    probes = {}
-    for steps in (30, 130):
-        _sync(device)
-        t = time.perf_counter()
-        est = dln(dim, device, problem, num_burnin=10, num_draws=steps - 10, step_check=False, **kw)
-        _sync(device)
-        probes[steps] = time.perf_counter() - t
-        print(f"probe {steps} steps: {probes[steps]:.1f} s", json.dumps(est), flush=True)
-    per_step = max((probes[130] - probes[30]) / 100, 1e-4)
-    fixed = max(probes[30] - 30 * per_step, 0.0)
+    precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")  # for the record: the step at full float32
+    full_fp32 = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
+    torch.set_float32_matmul_precision(precision)
+    per_step = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
+    print(f"step at {precision}: {per_step:.4f} s, at highest: {full_fp32:.4f} s", flush=True)
+    fixed = 2400 * per_step
     left = budget_s - (time.perf_counter() - t0) - fixed
-    steps = int(0.9 * left / per_step)  # a tenth kept for the diagnostics and the write-up
-    if steps < 200:
-        raise RuntimeError(f"{left:.0f} s left fit only {steps} steps")
-    burnin = steps // 5
-    print(f"run: {burnin} + {steps - burnin} steps", flush=True)
+    steps = int(0.9 * left / per_step)
+    if steps < 400:
+        raise RuntimeError(f"{left:.0f} s left fit only {steps} steps of {per_step:.3f} s")
+    burnin = steps // 4
+    print(f"step {per_step:.4f} s; run: {burnin} + {steps - burnin} steps", flush=True)
     kw.update(num_burnin=burnin, num_draws=steps - burnin, step_check=False)
     row = dln(dim, device, problem, **kw)
-    return dict(row, probe_s=probes, per_step_s=per_step, fixed_s=fixed, budget_s=budget_s)
+    return dict(
+        row,
+        per_step_guess_s=per_step,
+        per_step_guess_highest_s=full_fp32,
+        fixed_guess_s=fixed,
+        budget_s=budget_s,
+    )
 
 
 def linreg_1024(device: str) -> dict:
@@ -238,6 +269,7 @@ def main() -> None:
         torch=torch.__version__,
         device=torch.cuda.get_device_name() if dev.startswith("cuda") else "cpu",
         float32_matmul_precision=torch.get_float32_matmul_precision(),
+        matmul_fp32_precision=getattr(torch.backends.cuda.matmul, "fp32_precision", None),
     )
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as fh:

@@ -71,11 +71,17 @@ from numeric.errors import InvalidInputError
 from numeric.model import Problem, full_data_hessian
 from numeric.options import LLCOptions
 from numeric.precondition import MAX_DENSE_DIM, HessianInfo, hessian_info
-from numeric.spectrum import LOWRANK_GAIN, LowRankRoot, SpectrumInfo, finite, hessian_spectrum
+from numeric.spectrum import (
+    LOWRANK_GAIN,
+    NUM_SLOW,
+    LowRankRoot,
+    SpectrumInfo,
+    finite,
+    hessian_spectrum,
+)
 from numeric.torch_limits import raise_if_limitation
 from numeric.types import KernelSpec
 
-NUM_SLOW = 3  # slowest relevant directions whose mixing is measured
 STACKED_NUMBERS = 2**22  # C·D·B up to which w and w* go through one vmapped call (eager)
 
 
