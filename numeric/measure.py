@@ -42,6 +42,7 @@ from numeric.errors import InvalidInputError
 INFLATION_CHAINS = 16  # chains the minibatch-noise inflation is measured on
 QUADRATURE_STEPS = 10  # Lanczos steps per quadratic form vᵀF·v (``minibatch_heating``)
 TRACE_PROBES = 32  # Rademacher probes of Hutchinson's tr F, over all chains (at least 2 each)
+COUNTED_TOL = 0.05  # relative standard error at which the heating's quadratures stop early
 
 # hvp_at(positions [C, D], difference) -> (v [C, D] -> H·v); ``difference``: by central
 # differences of the gradient (where autograd's second derivative is not finite)
@@ -207,14 +208,23 @@ def counted_excess(
     gen: torch.Generator,
     steps: int = QUADRATURE_STEPS,
     probes: int = TRACE_PROBES,
+    tol: float = COUNTED_TOL,
 ) -> float:
     """Σ_c tr(F_c·Σ_c)/Σ_c tr F_c over the chains of ``noise`` [K, C, D] (samples of ĝ less
     their mean, whose covariance Σ_c is estimated with K − 1 degrees of freedom), F = A·(A +
     ``floor``)⁻¹ with A = nβ·``hvp``'s Hessian at each chain (eigenvalues below 0 count as 0):
     the noise variance λ̂ sees per direction it counts (module docstring). tr F by Hutchinson
-    with Rademacher probes, at least ``probes`` in all and 2 per chain. A ratio of sums over the
+    with Rademacher probes, at most ``probes`` in all and 2 per chain. A ratio of sums over the
     chains, not a mean of ratios: 1/tr F of a few probes is biased. nan where a product is not
-    finite or tr F = 0."""
+    finite or tr F = 0.
+
+    Each quadrature is a batch of Hessian-vector products over the chains (``steps`` of them),
+    the dominant cost on large models, so both sums stop once their relative standard error is
+    below ``tol``: Hutchinson's after r probes per chain when √(2/(r·Σ_c tr F_c)) ≤ tol (a
+    Rademacher probe's variance is 2(‖F‖²_F − Σ_i F_ii²) ≤ 2·tr F, as 0 ≤ F ≤ I), and the noise
+    forms e_kᵀF·e_k (E = (K − 1)/K·tr(F·Σ) each) after at least 3 of the K when the standard error
+    of their mean is below tol of it. At 10⁸ parameters tr F ≈ 10⁷ and one probe per chain
+    does; a small model (tr F of tens) takes every probe and sample, as before."""
     k, c, d = noise.shape
 
     def f(theta: Tensor) -> Tensor:
@@ -224,16 +234,33 @@ def counted_excess(
     def op(v: Tensor) -> Tensor:
         return nbeta * hvp(v)
 
-    in_f = sum(gauss_quadrature(op, e, steps, f) for e in noise) / (k - 1)  # [C] tr(F·Σ)
+    forms: list[float] = []  # Σ_c e_kᵀF_c·e_k, sample by sample
+    for e in noise:
+        forms.append(float(gauss_quadrature(op, e, steps, f).sum()))
+        if len(forms) >= 3 and _relative_se(forms) <= tol:
+            break
+    num = sum(forms) * k / (len(forms) * (k - 1))  # Σ_c tr(F_c·Σ_c)
     per_chain = max(2, math.ceil(probes / c))
-    trace = 0.0
-    for _ in range(per_chain):
+    den = 0.0  # Σ_c tr F_c, the mean over the rounds so far
+    for r in range(1, per_chain + 1):
         z = torch.randint(0, 2, (c, d), generator=gen, device=gen.device).to(noise)
-        trace = trace + gauss_quadrature(op, 2.0 * z - 1.0, steps, f) / per_chain  # [C] tr F
-    num, den = float(in_f.sum()), float(trace.sum())  # type: ignore[union-attr]
+        total = float(gauss_quadrature(op, 2.0 * z - 1.0, steps, f).sum())
+        den += (total - den) / r
+        if math.isfinite(den) and den > 0 and 2.0 / (r * den) <= tol**2:
+            break
     if not (math.isfinite(num) and math.isfinite(den) and den > 0):
         return math.nan
     return num / den
+
+
+def _relative_se(values: list[float]) -> float:
+    """Standard error of the mean of ``values`` over |mean| (inf where the mean is 0 or any
+    value is not finite)."""
+    t = torch.tensor(values, dtype=torch.float64)
+    mean = float(t.mean())
+    if not (math.isfinite(mean) and mean != 0.0 and bool(torch.isfinite(t).all())):
+        return math.inf
+    return float(t.std() / math.sqrt(t.numel())) / abs(mean)
 
 
 def gauss_quadrature(
