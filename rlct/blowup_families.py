@@ -48,6 +48,7 @@ from sympy.polys.orderings import ProductOrder, grevlex, lex
 
 from .blowup_walls import wall_line
 from .factor import factor_list
+from .groebner import bounded_groebner
 from .newton import ideal_step
 from .projective_zeros import affine_zeros
 
@@ -308,15 +309,18 @@ def _minors(m: sp.Matrix, size: int) -> list[sp.Expr]:
 
 def _quotient(ideal: Sequence[sp.Expr], f: sp.Expr, gens: list[sp.Symbol]) -> list[sp.Expr] | None:
     """Generators of the ideal quotient ⟨ideal⟩ : f = (⟨ideal⟩ ∩ ⟨f⟩)/f (None over the size
-    limit ``MAX_QUOTIENT_TERMS`` on the input's terms), the intersection by
-    eliminating t from t·⟨ideal⟩ + (1 − t)·⟨f⟩ (a Gröbner basis over Q in an elimination order:
-    lex on t, then grevlex; pure lex took minutes on some three-variable ideals)."""
+    limit ``MAX_QUOTIENT_TERMS`` on the input's terms, or over :mod:`rlct.groebner`'s limits on
+    the computation), the intersection by eliminating t from t·⟨ideal⟩ + (1 − t)·⟨f⟩ (a Gröbner
+    basis over Q in an elimination order: lex on t, then grevlex; pure lex took minutes on some
+    three-variable ideals)."""
     if sum(len(sp.Add.make_args(sp.expand(q))) for q in (*ideal, f)) > MAX_QUOTIENT_TERMS:
         return None
     t = sp.Dummy("t")
     system = [sp.expand(t * q) for q in ideal] + [sp.expand((1 - t) * f)]
-    basis = sp.groebner(system, t, *gens, order=ELIMINATE_FIRST, domain=sp.QQ)
-    meet = [q for q in basis.exprs if t not in q.free_symbols]
+    basis = bounded_groebner(system, [t, *gens], ELIMINATE_FIRST)
+    if basis is None:
+        return None
+    meet = [q for q in basis if t not in q.free_symbols]
     return [sp.div(sp.Poly(q, *gens), sp.Poly(f, *gens))[0].as_expr() for q in meet]
 
 

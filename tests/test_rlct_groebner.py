@@ -1,0 +1,60 @@
+"""rlct.groebner: the bounded Buchberger against sympy's Gröbner bases, and its limits."""
+
+from __future__ import annotations
+
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sympy.polys.orderings import grevlex, lex
+
+from rlct.blowup_families import ELIMINATE_FIRST, _quotient
+from rlct.groebner import bounded_groebner
+
+X, Y, Z = sp.symbols("x y z")
+
+monomials = st.tuples(*[st.integers(0, 2)] * 3)
+polynomials = st.dictionaries(monomials, st.integers(-4, 4).filter(bool), min_size=1, max_size=3)
+orders = st.sampled_from([lex, grevlex, ELIMINATE_FIRST])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(polynomials, min_size=1, max_size=2), orders)
+def test_the_basis_is_sympys_reduced_basis(terms, order) -> None:
+    """Two small generators in three variables, three orders: within the limits, the reduced
+    basis sympy gives, in its order of listing (some such pairs pass ``MAX_REDUCTIONS`` in lex:
+    then None, which the callers read as declined)."""
+    exprs = [sp.Poly.from_dict(t, X, Y, Z).as_expr() for t in terms]
+    basis = bounded_groebner(exprs, [X, Y, Z], order)
+    if basis is None:
+        return
+    reference = sp.groebner(exprs, X, Y, Z, order=order, domain=sp.QQ)
+    assert [sp.expand(b) for b in basis] == [sp.expand(q) for q in reference.exprs]
+
+
+def test_rational_coefficients_and_the_first_generator_eliminated() -> None:
+    """⟨x − y/2, y² − 3⟩ in lex x > y: the basis x − y/2, y² − 3, whose element free of x
+    generates the elimination ideal."""
+    basis = bounded_groebner([X - Y / 2, Y**2 - 3], [X, Y], lex)
+    assert basis == [X - Y / 2, Y**2 - 3]
+
+
+def test_over_the_limits_it_declines() -> None:
+    """The cyclic-6 system's lex basis is beyond the limits: None, not minutes of work."""
+    x = sp.symbols("x0:6")
+    system = [
+        sp.Add(*[sp.Mul(*[x[(i + j) % 6] for j in range(k)]) for i in range(6)])
+        for k in range(1, 6)
+    ] + [sp.Mul(*x) - 1]
+    assert bounded_groebner(system, x, lex) is None
+
+
+def test_the_quotient_of_a_monomial_ideal() -> None:
+    """⟨x²y, xz⟩ : x = ⟨xy, z⟩ through the bounded basis."""
+    got = _quotient([X**2 * Y, X * Z], X, [X, Y, Z])
+    assert got is not None
+    assert sp.groebner(got, X, Y, Z, order="grevlex").exprs == [X * Y, Z]
+
+
+def test_the_zero_ideal_and_the_unit_ideal() -> None:
+    assert bounded_groebner([sp.Integer(0)], [X, Y], lex) == []
+    assert bounded_groebner([X * Y - 1, X], [X, Y], lex) == [1]
