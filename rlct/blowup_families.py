@@ -48,7 +48,7 @@ from sympy.polys.orderings import ProductOrder, grevlex, lex
 
 from .blowup_walls import wall_line
 from .factor import factor_list
-from .groebner import bounded_groebner
+from .groebner import bounded_groebner, in_ideal, is_zero_dimensional
 from .newton import ideal_step
 from .projective_zeros import affine_zeros
 
@@ -120,8 +120,10 @@ def chart_families(
     finite = affine_zeros(on_e, ys)
     if finite is not None:
         return (), tuple(_lift(p, chart) for p in finite)
-    if sp.groebner(on_e, *ys, order="grevlex", domain=sp.QQ).is_zero_dimensional:
-        return None  # finitely many zeros, not all rational: not a family's business
+    zeros_basis = bounded_groebner(on_e, ys, grevlex)
+    if zeros_basis is None or is_zero_dimensional(zeros_basis, ys, grevlex):
+        return None  # finitely many zeros, not all rational (not a family's business), or
+        # over rlct.groebner's limits
     walls = [gens[j] for j in range(n) if j != chart and (monomial[j] > 0 or h[j] != 0)]
     e = sum(monomial) + order
     hu = sum(h, sp.Integer(n - 1))
@@ -259,8 +261,11 @@ def _kind(
                 return None
             power, quotient = least[0]
             base, pieces = [*g, u**power], [quotient]
-        basis = sp.groebner(base, *gens, order="grevlex", domain=sp.QQ)
-        for f in (f for f in others if not basis.contains(f)):  # f ∈ ⟨g, u^j⟩: nothing fails
+        basis = bounded_groebner(base, gens, grevlex)
+        if basis is None:
+            continue
+        # f ∈ ⟨g, u^j⟩ fails nowhere: only the others' quotients are failure sets
+        for f in (f for f in others if not in_ideal(f, basis, gens, grevlex)):
             pieces.append(_quotient(base, f, gens))
             if pieces[-1] is None:
                 break

@@ -25,7 +25,15 @@ from sympy.polys.monomials import monomial_div, monomial_divides, monomial_lcm, 
 from sympy.polys.orderings import MonomialOrder
 from sympy.polys.rings import PolyElement, ring
 
-__all__ = ["MAX_BASIS", "MAX_BITS", "MAX_REDUCTIONS", "MAX_TERMS", "bounded_groebner"]
+__all__ = [
+    "MAX_BASIS",
+    "MAX_BITS",
+    "MAX_REDUCTIONS",
+    "MAX_TERMS",
+    "bounded_groebner",
+    "in_ideal",
+    "is_zero_dimensional",
+]
 
 MAX_REDUCTIONS = 500  # S-polynomials reduced
 MAX_BASIS = 64  # polynomials in the basis while it is built
@@ -109,3 +117,18 @@ def _reduced(basis: list[PolyElement], r) -> list[PolyElement]:
             kept.append(g)
     out = [g.rem([k for k in kept if k is not g]).monic() for g in kept]
     return sorted(out, key=lambda g: r.order(g.LM), reverse=True)
+
+
+def in_ideal(f: sp.Expr, basis: Sequence[sp.Expr], gens: Sequence[sp.Symbol], order) -> bool:
+    """f ∈ ⟨basis⟩, ``basis`` a Gröbner basis under ``order``: f reduces to 0 by it."""
+    if not basis:
+        return sp.expand(f) == 0
+    return sp.reduced(f, list(basis), *gens, order=order, domain=sp.QQ)[1] == 0
+
+
+def is_zero_dimensional(basis: Sequence[sp.Expr], gens: Sequence[sp.Symbol], order) -> bool:
+    """Every variable has a pure power among the leading monomials of ``basis`` (a Gröbner
+    basis under ``order``): V(⟨basis⟩) is finite. As ``sympy``'s ``is_zero_dimensional``, the
+    unit ideal ⟨1⟩ does not count."""
+    leading = [sp.Poly(b, *gens).LM(order=order).exponents for b in basis]
+    return all(any(m[k] > 0 and sum(m) == m[k] for m in leading) for k in range(len(gens)))

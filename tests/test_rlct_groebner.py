@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sympy.polys.orderings import grevlex, lex
 
 from rlct.blowup_families import ELIMINATE_FIRST, _quotient
-from rlct.groebner import bounded_groebner
+from rlct.groebner import bounded_groebner, in_ideal, is_zero_dimensional
 
 X, Y, Z = sp.symbols("x y z")
 
@@ -58,3 +58,14 @@ def test_the_quotient_of_a_monomial_ideal() -> None:
 def test_the_zero_ideal_and_the_unit_ideal() -> None:
     assert bounded_groebner([sp.Integer(0)], [X, Y], lex) == []
     assert bounded_groebner([X * Y - 1, X], [X, Y], lex) == [1]
+
+
+def test_membership_and_zero_dimension_read_off_the_basis() -> None:
+    """⟨x² − y, y² − 1⟩ (grevlex): finitely many zeros, x⁴ − 1 in the ideal, x − 1 not; ⟨xy⟩
+    has a curve of zeros; the unit ideal is not counted, as in sympy."""
+    basis = bounded_groebner([X**2 - Y, Y**2 - 1], [X, Y], grevlex)
+    assert is_zero_dimensional(basis, [X, Y], grevlex)
+    assert in_ideal(X**4 - 1, basis, [X, Y], grevlex)
+    assert not in_ideal(X - 1, basis, [X, Y], grevlex)
+    assert not is_zero_dimensional(bounded_groebner([X * Y], [X, Y], grevlex), [X, Y], grevlex)
+    assert not is_zero_dimensional([sp.Integer(1)], [X, Y], grevlex)
