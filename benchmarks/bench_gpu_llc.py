@@ -152,10 +152,10 @@ def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     (Hessian spectrum, step-size rule, heating probe) costs about 2,400 steps' worth (the third
     H200 loan in ``benchmarks/RESULTS.md``: 228 s of warm-up at 0.096 s a step with TF32; the
     second loan's 114 s at 0.20 s, 570 steps' worth, was without TF32 and the large-model rules'
-    full warm-up). The run takes nine tenths of
-    the steps that fit after both (the rest kept for the full-data losses and diagnostics), a
-    quarter of them burn-in, and no step check; the e-folding time of the softest identifiable
-    direction (``relaxation_steps`` in the result) says whether the burn-in is long enough.
+    full warm-up). The run takes nine tenths of the steps that fit after both (the rest kept for
+    the full-data losses and diagnostics), a quarter of them burn-in, and no step check; the
+    e-folding time of the softest identifiable direction (``relaxation_steps`` in the result)
+    says whether the burn-in is long enough.
     """
     t0 = time.perf_counter()
     problem = _dln_problem(dim, device)

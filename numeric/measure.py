@@ -214,7 +214,7 @@ def counted_excess(
     their mean, whose covariance Σ_c is estimated with K − 1 degrees of freedom), F = A·(A +
     ``floor``)⁻¹ with A = nβ·``hvp``'s Hessian at each chain (eigenvalues below 0 count as 0):
     the noise variance λ̂ sees per direction it counts (module docstring). tr F by Hutchinson
-    with Rademacher probes, at most ``probes`` in all and 2 per chain. A ratio of sums over the
+    with Rademacher probes, at most max(2, ⌈``probes``/C⌉) per chain. A ratio of sums over the
     chains, not a mean of ratios: 1/tr F of a few probes is biased. nan where a product is not
     finite or tr F = 0.
 

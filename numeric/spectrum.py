@@ -126,7 +126,8 @@ class SpectrumInfo:
         return self.nbeta * theta >= self.floor
 
     def _pairs_with_residuals(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """``_pairs`` and each pair's residual on H (0 for the locked ones, checked at locking)."""
+        """``_pairs`` and each pair's residual (0 for the locked ones: converged when locked,
+        and the softest of them checked on H by ``check_slowest``)."""
         theta, vecs, white = self._pairs()
         res = torch.cat([torch.zeros_like(self.locked_values), self.rest.residuals])
         return theta, vecs, white, res
