@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
+from sympy.polys.orderings import lex
 
+from .groebner import bounded_groebner
 from .newton import ideal_step
 from .polyhedron import NewtonPolyhedron
 from .projective_zeros import affine_zeros
@@ -56,7 +58,7 @@ __all__ = [
 ]
 
 MAX_TRANSVERSE = 7  # transverse variables a face system's Gröbner basis may have
-MAX_FACE_TERMS = 64  # terms of one face system handed to a lex Gröbner basis (its cost's bound)
+MAX_FACE_TERMS = 64  # terms of one face system given to a lex Gröbner basis (rlct.groebner)
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,10 @@ def newton_along_line(
         system = [e for e in system if e != 0]
         if sum(len(sp.Add.make_args(e)) for e in system) > MAX_FACE_TERMS:
             return None  # declined rather than a Gröbner basis of unknown cost
-        basis = sp.groebner([*system, torus], t, *xs, line, order="lex", domain=sp.QQ)
-        eliminated = [e for e in basis.exprs if not e.free_symbols & {t, *xs}]
+        basis = bounded_groebner([*system, torus], [t, *xs, line], lex)
+        if basis is None:
+            return None  # over rlct.groebner's limits
+        eliminated = [e for e in basis if not e.free_symbols & {t, *xs}]
         if not eliminated:
             return None  # a torus zero for every w: degenerate along all of L
         roots = affine_zeros(eliminated, [line])
