@@ -149,13 +149,14 @@ def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     """The ``dln`` estimate with as many steps as fit in ``budget_s`` seconds of this call.
 
     The cost of a step is timed alone (``step_seconds``); the set-up before the first draw
-    (Hessian spectrum, step-size rule, heating probe) costs about 2,400 steps' worth (the third
-    H200 loan in ``benchmarks/RESULTS.md``: 228 s of warm-up at 0.096 s a step with TF32; the
-    second loan's 114 s at 0.20 s, 570 steps' worth, was without TF32 and the large-model rules'
-    full warm-up). The run takes nine tenths of the steps that fit after both (the rest kept for
-    the full-data losses and diagnostics), a quarter of them burn-in, and no step check; the
-    e-folding time of the softest identifiable direction (``relaxation_steps`` in the result)
-    says whether the burn-in is long enough.
+    (Hessian spectrum, step-size rule, heating probe) is taken as 1,400 steps' worth: the third
+    H200 loan's profile (``benchmarks/RESULTS.md``, TF32, 0.096 s a step) had 23 s of plan, 38 s
+    of step-size adaptation and 19 s of other warm-up, besides 125 s of heating probe that its
+    early stop (4 quadratures of 16) cuts to about 31 s, and besides the burn-in steps, which
+    are counted as steps. The run takes nine tenths of the steps that fit after both (the rest
+    kept for the full-data losses and diagnostics), a quarter of them burn-in, and no step
+    check; the e-folding time of the softest identifiable direction (``relaxation_steps`` in the
+    result) says whether the burn-in is long enough.
     """
     t0 = time.perf_counter()
     problem = _dln_problem(dim, device)
@@ -165,7 +166,7 @@ def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     torch.set_float32_matmul_precision(precision)
     per_step = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
     print(f"step at {precision}: {per_step:.4f} s, at highest: {full_fp32:.4f} s", flush=True)
-    fixed = 2400 * per_step
+    fixed = 1400 * per_step
     left = budget_s - (time.perf_counter() - t0) - fixed
     steps = int(0.9 * left / per_step)
     if steps < 400:

@@ -306,6 +306,9 @@ def gauss_quadrature(
     if m > 1:
         t = t + torch.diag_embed(betas, 1) + torch.diag_embed(betas, -1)
     finite = torch.isfinite(t).all(-1).all(-1)
-    theta, s = torch.linalg.eigh(torch.where(finite[:, None, None], t, torch.zeros_like(t)))
+    # T is [C, m, m] with m ≤ steps: decomposed on the CPU (one small LAPACK call, not a solver
+    # launch per chain on the device)
+    theta, s = torch.linalg.eigh(torch.where(finite[:, None, None], t, torch.zeros_like(t)).cpu())
+    theta, s = theta.to(t.device), s.to(t.device)
     form = norm2 * (s[:, 0, :].square() * f(theta)).sum(-1)
     return torch.where(finite, form, torch.full_like(form, math.nan))
