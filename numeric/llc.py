@@ -243,12 +243,12 @@ def _run(
 
         warm = warm_up(
             chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
-            switch=switch,
+            switch=switch, check=probes.check_curvature,
         )  # fmt: skip
         plan = probes.plan
         drawn = sample(
             chains, plan, opts, warm, problem.n, problem.batch_size,
-            problem.model.full_loss, probes.heating, problem.w_star,
+            problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
         )  # fmt: skip
         if opts.step_check:
             drawn = drawn._replace(

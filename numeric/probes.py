@@ -2,7 +2,9 @@
 
 ``DataProbes`` binds ``numeric.measure``'s curvature and heating to one run: its problem, plan,
 kernel constants (anchors), chains and generator. ``curvature(v, iters)`` and
-``heating(tuning, factor)`` are what ``warmup.warm_up`` and ``sampling.sample`` call.
+``heating(tuning, factor)`` are what ``warmup.warm_up`` and ``sampling.sample`` call;
+``check_curvature`` is ``curvature`` on a stream of its own, for checks that must not move the
+run's (the fixed burn-in's and the draws' κ, ``numeric.stiffness``).
 """
 
 from __future__ import annotations
@@ -38,15 +40,21 @@ class DataProbes:
         self.step_scale = step_scale
         # the heating's Hessian minibatches and probes: a side stream, not the run's
         self.side = torch.Generator(device=gen.device).manual_seed(side_seed(seed))
+        # the κ checks' minibatches and start vectors: a third stream, so that adding a check
+        # moves neither the run's nor the heating's
+        self.checks = torch.Generator(device=gen.device).manual_seed(side_seed(side_seed(seed)))
         model = problem.model
         consts = kern.consts
-        self._curvature = Curvature(
-            lambda w, difference: model.hvp_at(w, gen, difference=difference),
-            problem.nbeta,
-            consts.gamma,
-            consts.alpha,
-            plan.pre_s,
-            plan.pre_m,
+        self._curvature, self._checked = (
+            Curvature(
+                lambda w, difference, g=g: model.hvp_at(w, g, difference=difference),
+                problem.nbeta,
+                consts.gamma,
+                consts.alpha,
+                plan.pre_s,
+                plan.pre_m,
+            )
+            for g in (gen, self.checks)
         )
 
     def curvature(self, v: Tensor, iters: int) -> tuple[float, Tensor]:
@@ -61,6 +69,17 @@ class DataProbes:
             iters,
             self.plan.pre_s,
         )
+
+    def check_curvature(self, v: Tensor | None, iters: int) -> tuple[float, Tensor]:
+        """``curvature`` on the checks' stream (a random start where ``v`` is None): a check
+        that leaves the run's own stream and the heating's as they were."""
+        w = self.chains.position
+        if v is None:
+            v = torch.randn(w.shape, generator=self.checks, device=w.device, dtype=w.dtype)
+        return consistent_curvature(
+            self._checked, w, self.chains.alive, v, self.step_scale, self.checks, iters,
+            self.plan.pre_s,
+        )  # fmt: skip
 
     def heating(self, tuning: Tuning, factor: float) -> float:
         """The factor by which minibatch noise inflates λ̂ where the chains are (``factor``:

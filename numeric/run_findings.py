@@ -1,7 +1,8 @@
 """The data estimator's findings that read the plan and the draws: how the slow directions and
 the chains' positions mixed, whether the draws were capped (``numeric.findings`` words them),
-whether the chains were still spreading away from w* (``numeric.spreading``), and regions of low
-loss the chains never reached (``numeric.reach``)."""
+whether the chains were still spreading away from w* (``numeric.spreading``) or ended where the
+curvature outgrew the step (``numeric.stiffness``), and regions of low loss the chains never
+reached (``numeric.reach``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from numeric.reach import unreached_region
 from numeric.resolution import check_resolution
 from numeric.result import ChainSummary, FullDataLLC
 from numeric.spreading import check_spreading
+from numeric.stiffness import check_stiffer_in_draws
 from numeric.types import Draws, Warmup
 from numeric.warmup import relax
 
@@ -31,7 +33,7 @@ def slow_findings(
 ) -> tuple[float, float, list[Finding]]:
     """(ESS, R-hat) of the slow observables and their findings: the slowest relevant Hessian
     directions (a probe), or the chains' positions (flat directions); then capped draws and the
-    chains' spread growing through the draws."""
+    chains' spread growing through the draws, and whether they ended in steeper regions."""
     tuning, live = warm.tuning, int(alive.sum())
     t_relax = relax(tuning, plan.kappa_min)
     slow_ess = slow_rhat = math.nan
@@ -79,6 +81,7 @@ def slow_findings(
             )
         )
     out.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
+    out.extend(check_stiffer_in_draws(tuning, drawn.kappa_end))
     return slow_ess, slow_rhat, out
 
 

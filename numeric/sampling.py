@@ -18,6 +18,7 @@ Rules (recorded in ``LLCEstimate.config``):
   most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``; with them
   the chains' spread ‖w − w*‖², for ``numeric.spreading``.
 * **Heating**: the minibatch heating at the final positions (``LLCEstimate.minibatch_inflation``).
+* **Stiffness**: κ where the draws ended, against the κ that ε was set for (``numeric.stiffness``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from numeric.findings import Finding
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
 from numeric.reach import MAX_DIM
+from numeric.stiffness import END_CHECK_ITERS
 from numeric.types import Draws, Trace, Tuning, Warmup
-from numeric.warmup import Heating, relax
+from numeric.warmup import Heating, Measure, relax
 
 MIN_DRAWS, MAX_DRAWS, TARGET_ESS = 200, 20_000, 400.0
 SLOW_ESS = 400.0  # effective samples wanted of the slowest direction / of ‖w − w*‖²
@@ -202,8 +204,10 @@ class DataDraws:
 def sample(
     chains: Chains, plan: LLCPlan, opts: LLCOptions, warm: Warmup, n: int, batch_size: int,
     full_loss: Callable[[Tensor], Tensor], heating: Heating, w_star: Tensor,
+    check: Measure | None = None,
 ) -> Draws:  # fmt: skip
-    """The draws of ``estimate_llc`` after ``warm`` (module docstring)."""
+    """The draws of ``estimate_llc`` after ``warm`` (module docstring); ``check`` measures κ
+    where they ended (``Draws.kappa_end``, ``numeric.stiffness``), nan without it."""
     num_draws, wanted = choose_num_draws(warm, plan, opts, opts.num_chains)
     every = opts.full_loss_every
     if every is None:
@@ -220,6 +224,7 @@ def sample(
     )
     t = warm.tuning
     inflation = heating(t, sgld.noise_heating(t.step_size, plan.integrator, t.friction))
+    kappa_end = check(None, END_CHECK_ITERS)[0] if check is not None else math.nan
     return Draws(
         trace,
         num_draws,
@@ -232,4 +237,5 @@ def sample(
         (*record.visited, chains.position.detach().clone()),
         history,
         spread=(torch.stack(record.spreads).double().cpu().numpy() if record.spreads else None),
+        kappa_end=kappa_end,
     )

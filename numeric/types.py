@@ -153,3 +153,4 @@ class Draws(NamedTuple):
     ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check
     check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.step_check)
     spread: np.ndarray | None = None  # ‖w − w*‖² [T, C] (data: at the full-loss evaluations)
+    kappa_end: float = math.nan  # κ where the draws ended (``numeric.stiffness``; nan: not taken)

@@ -35,8 +35,9 @@ the last burn-in steps for the draw rule, the steps done). Each rule, recorded i
 
 Restarts after a divergence: ``numeric.restarts``.
 
-With ``num_burnin`` given, the adaptation (at most that many steps) and then plain steps up to
-``num_burnin``; with ``step_size`` given, no adaptation.
+With ``num_burnin`` given, the adaptation (at most that many steps) and then steps up to
+``num_burnin`` in doubling chunks, κ re-measured after each on a stream of its own and ε shrunk
+where it grew by half (``fixed_burn_in``); with ``step_size`` given, no adaptation.
 """
 
 from __future__ import annotations
@@ -278,6 +279,25 @@ def _burn_in_until_mixed(
     return tuning, tail
 
 
+def fixed_burn_in(
+    chains: Chains, opts: SamplerOptions, tuning: Tuning, v: Tensor, check: Measure | None
+) -> tuple[Tuning, Trace]:
+    """The steps after adaptation up to a given ``num_burnin``, and the last chunk's trace. With
+    ε adaptive and a ``check``, in chunks that double the steps done, κ re-measured after each
+    (the last included) and ε shrunk where it grew by half (``shrink_if_stiffer``): the chains
+    spread, and where the flat directions lead to steeper regions (a deep linear network's
+    GL(h) orbits, held only by γ) ε = c/κ of the adaptation becomes too large there
+    (``numeric.stiffness`` has the measurements)."""
+    if opts.step_size is not None or check is None:
+        return tuning, chains.advance(opts.num_burnin - chains.steps_done, tuning)
+    while True:
+        left = opts.num_burnin - chains.steps_done
+        tail = chains.advance(min(max(chains.steps_done, BLOCK), left), tuning)
+        tuning, v, _ = shrink_if_stiffer(check, tuning, v, opts.step_scale, opts.max_step_size)
+        if chains.steps_done >= opts.num_burnin:
+            return tuning, tail
+
+
 def warm_up(
     chains: Chains,
     plan: LLCPlan,
@@ -287,11 +307,13 @@ def warm_up(
     measure: Measure,
     heating: Heating,
     switch: Callable[[Tuning], LLCPlan | None] | None = None,
+    check: Measure | None = None,
 ) -> Warmup:
     """Step size, friction and burn-in (module docstring), starting from ``plan``'s friction and
     anchors. Draws v [C, D] from ``gen`` first, also when ε is given (it keeps the stream).
     ``switch(tuning)``, called once ε is adapted, may return a new plan (``numeric.momentum``:
-    BAOAB instead of LM) that the rest of warm-up follows."""
+    BAOAB instead of LM) that the rest of warm-up follows; ``check`` measures κ for a given
+    ``num_burnin`` (``fixed_burn_in``), on a stream of its own."""
     w = chains.position
     v = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
     tuning = Tuning(math.nan, math.nan, plan.friction, plan.anchor_every)
@@ -312,7 +334,7 @@ def warm_up(
             chains, plan, opts, tuning, v, measure=measure, heating=heating
         )
     elif opts.num_burnin > chains.steps_done:
-        tail = chains.advance(opts.num_burnin - chains.steps_done, tuning)
+        tuning, tail = fixed_burn_in(chains, opts, tuning, v, check)
         tuning = raise_friction(plan, tuning, heating)
     else:
         tail = None
