@@ -16,6 +16,9 @@ profile only saw the synchronising calls. This times each part alone, synchronis
 - ``quadrature_identity``: ``gauss_quadrature``'s own cost (10 Lanczos steps with full
   reorthogonalisation over [C, D]) with a free operator; ``eigh_device`` / ``eigh_cpu`` the
   [C, 10, 10] float64 eigendecomposition it ends with.
+- ``probe_matmul`` / ``probe_vecdot``: the draws' projection of the drift [C, D] on 3 slow
+  directions (every step), as a matrix product and as one reduction per output;
+  ``lanczos_matvec`` / ``lanczos_vecdot``: Lanczos's inner products with 20 basis vectors.
 
     python benchmarks/bench_hvp.py [--device cuda] [--size 1e8] [--batch 2048] [--tf32]
 """
@@ -107,6 +110,19 @@ def main() -> None:
     out["hvp_loop"] = seconds(hvp_loop, dev)
     out["quadrature_identity"] = seconds(
         lambda: gauss_quadrature(lambda x: 2.0 * x, v, 10, lambda t: t / (t + 1)), dev, reps=1
+    )
+    # products with few outputs and D terms each, the quadrature's slow pattern, elsewhere: the
+    # draws' projection of the drift on the slow directions (every step), Lanczos's
+    # reorthogonalisation (the plan's spectrum); each against one reduction per output
+    probe = torch.randn(w0.numel(), 3, device=dev, generator=gen)
+    out["probe_matmul"] = seconds(lambda: v @ probe, dev)
+    out["probe_vecdot"] = seconds(
+        lambda: torch.stack([torch.linalg.vecdot(v, p) for p in probe.T], -1), dev
+    )
+    basis, r = v[:1].repeat(20, 1), v[-1]
+    out["lanczos_matvec"] = seconds(lambda: basis @ r, dev)
+    out["lanczos_vecdot"] = seconds(
+        lambda: torch.stack([torch.linalg.vecdot(b, r) for b in basis]), dev
     )
     tri = torch.randn(c, 10, 10, dtype=torch.float64, device=dev)
     tri = tri + tri.transpose(1, 2)
