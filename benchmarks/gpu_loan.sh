@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for a GPU loan (about 9 minutes): where the warm-up's time goes at 10⁸
 # parameters (bench_hvp.py), then the 10⁸-parameter deep linear network within a time budget
-# (TF32, batch 2,048). HVP=0 skips bench_hvp, GPU_TESTS=1 runs the GPU tests first (72 s on the third H200 loan) and
+# (TF32, batch 2,048). HVP=0 skips bench_hvp, COMPILE=1 compiles the
+# 10⁸ run's kernel, GPU_TESTS=1 runs the GPU tests first (72 s on the third H200 loan) and
 # DLN6=1 the 10⁶ network with the defaults last. python-flint travels as a wheel in .whl
 # (benchmarks/RESULTS.md, the H200 loans), for the tests; results in $OUT.
 set -u
@@ -28,7 +29,7 @@ if [ "${HVP:-1}" = 1 ]; then
 fi
 t0=$(date +%s)
 timeout -s INT "${DLN8_TIMEOUT:-470}" python3 benchmarks/bench_gpu_llc.py --only dln-1e8-fit \
-  --tf32 --batch 2048 --budget-s "${DLN8_BUDGET:-400}" --profile 30 \
+  --tf32 --batch 2048 --budget-s "${DLN8_BUDGET:-400}" --profile 30 ${COMPILE:+--compile} \
   --json "$OUT/dln_1e8.json" 2>&1 | tee "$OUT/dln_1e8.log" | grep -v "^ "
 echo "dln-1e8 in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
 if [ "${DLN6:-0}" = 1 ]; then
