@@ -314,8 +314,8 @@ def gauss_quadrature(
     if m > 1:
         t = t + torch.diag_embed(betas, 1) + torch.diag_embed(betas, -1)
     finite = torch.isfinite(t).all(-1).all(-1)
-    # T is [C, m, m] with m ≤ steps: decomposed on the CPU (one small LAPACK call, not a solver
-    # launch per chain on the device)
+    # T is [C, m, m] with m ≤ steps: decomposed on the CPU, as ``lanczos`` does (on the H200,
+    # [4, 10, 10] took 0.08 ms there against 0.25 ms on the device)
     theta, s = torch.linalg.eigh(torch.where(finite[:, None, None], t, torch.zeros_like(t)).cpu())
     theta, s = theta.to(t.device), s.to(t.device)
     form = norm2 * (s[:, 0, :].square() * f(theta)).sum(-1)

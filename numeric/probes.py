@@ -43,32 +43,24 @@ class DataProbes:
         # the κ checks' minibatches and start vectors: a third stream, so that adding a check
         # moves neither the run's nor the heating's
         self.checks = torch.Generator(device=gen.device).manual_seed(side_seed(side_seed(seed)))
-        model = problem.model
-        consts = kern.consts
-        self._curvature, self._checked = (
-            Curvature(
-                lambda w, difference, g=g: model.hvp_at(w, g, difference=difference),
+        model, consts = problem.model, kern.consts
+
+        def curvature_on(g: torch.Generator) -> Curvature:
+            """The potential's curvature with Hessian minibatches drawn from ``g``."""
+            return Curvature(
+                lambda w, difference: model.hvp_at(w, g, difference=difference),
                 problem.nbeta,
                 consts.gamma,
                 consts.alpha,
                 plan.pre_s,
                 plan.pre_m,
             )
-            for g in (gen, self.checks)
-        )
+
+        self._curvature, self._checked = curvature_on(gen), curvature_on(self.checks)
 
     def curvature(self, v: Tensor, iters: int) -> tuple[float, Tensor]:
         """κ consistent with where a step lands (``measure.consistent_curvature``)."""
-        return consistent_curvature(
-            self._curvature,
-            self.chains.position,
-            self.chains.alive,
-            v,
-            self.step_scale,
-            self.gen,
-            iters,
-            self.plan.pre_s,
-        )
+        return self._consistent(self._curvature, self.gen, v, iters)
 
     def check_curvature(self, v: Tensor | None, iters: int) -> tuple[float, Tensor]:
         """``curvature`` on the checks' stream (a random start where ``v`` is None): a check
@@ -76,8 +68,13 @@ class DataProbes:
         w = self.chains.position
         if v is None:
             v = torch.randn(w.shape, generator=self.checks, device=w.device, dtype=w.dtype)
+        return self._consistent(self._checked, self.checks, v, iters)
+
+    def _consistent(
+        self, curvature: Curvature, gen: torch.Generator, v: Tensor, iters: int
+    ) -> tuple[float, Tensor]:
         return consistent_curvature(
-            self._checked, w, self.chains.alive, v, self.step_scale, self.checks, iters,
+            curvature, self.chains.position, self.chains.alive, v, self.step_scale, gen, iters,
             self.plan.pre_s,
         )  # fmt: skip
 
