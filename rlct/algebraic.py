@@ -133,8 +133,9 @@ class RealField:
 
     def real_roots(self, coeffs: dict[int, object]) -> dict[RealRoot, int]:
         """The non-zero real roots of φ(v) = Σ coeffs[j]·v^j with their multiplicities."""
-        expr = sum((self.to_expr(c) * _V**j for j, c in coeffs.items() if c), start=sp.Integer(0))
-        poly = sp.Poly(expr, _V, domain=self.domain)
+        # From the field's elements, not from expressions: θ's CRootOf is itself written in _V.
+        terms = {(j,): self.domain.convert(c) for j, c in coeffs.items() if c}
+        poly = sp.Poly.from_dict(terms or {(0,): self.domain.zero}, _V, domain=self.domain)
         if poly.degree() <= 0:
             return {}
         out: dict[RealRoot, int] = {}

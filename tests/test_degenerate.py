@@ -92,6 +92,17 @@ def test_sign_changes_hidden_from_the_newton_polygon_are_found(K):
         rlct.from_polynomial(sp.expand(K), (x, y))
 
 
+@pytest.mark.parametrize(("prior", "lam", "m"), [((0, 1), R(5, 8), 1), ((0, 0), R(1, 2), 2)])
+def test_roots_over_a_field_whose_generator_is_itself_a_root(prior, lam, m):
+    # ⟨x³y, y² − 2x²⟩ (found by a fuzz: the charts at y = ±√2·x once crashed reading their face
+    # polynomials over Q(√2)). In the chart x = u, y = u(v ± √2) the generators are u⁴·unit and
+    # u²·v·unit, so K ≍ u⁴(u⁴ + v²) with |Jφ| = |u| and the prior |y| = |u|·unit. Prior |y|:
+    # weights (3, 1) meet the edge (8, 0)–(4, 2) at t = 8/5, λ = 5/8 (the chart x = u, y = v
+    # gives 3/4). No prior: weights (2, 1) meet the vertex (4, 2) at t = 2, λ = 1/2 with m = 2.
+    r = rlct.from_ideal([x**3 * y, y**2 - 2 * x**2], (x, y), prior)
+    assert r.exact and (r.lam, r.mult) == (lam, m)
+
+
 def test_certificate_charts_recompute_their_local_values():
     # Every chart's K∘φ (up to a unit) with its prior is itself a problem from_polynomial solves,
     # with the chart's local λ and m: a reader can re-run any step.
