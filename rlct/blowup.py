@@ -97,7 +97,7 @@ class BlowUp:
         lam, mult = self.generic
         factor = "" if not any(self.monomial) else f" after the common factor {_monomial(self)}"
         if self.families:
-            kinds = "; ".join(f"{f.label}: λ = {f.lam}, m = {f.mult}" for f in self.families)
+            kinds = "; ".join(_family_text(f) for f in self.families)
             where = (
                 f"vanish on a curve or more; its points are good ({kinds}: a monomial ideal in "
                 f"coordinates that contain the strict transform's generators, or on a line inside "
@@ -256,12 +256,25 @@ def _pull_back(p: sp.Poly, i: int, point: tuple[Fraction, ...]) -> sp.Poly | Non
     return out
 
 
-def _family_part(family: Family, generic: sp.Rational) -> RLCT:
+def _family_text(family: Family) -> str:
+    roots = "".join(
+        f", at the real roots of {a.q} (read in the coordinate v = {a.q}) λ = {a.lam}, m = {a.mult}"
+        for a in family.roots
+    )
+    return f"{family.label}: λ = {family.lam}, m = {family.mult}{roots}"
+
+
+def _family_parts(family: Family, generic: sp.Rational) -> list[RLCT]:
     """A kind of good points: exact where a real point of it was found; else only λ ≥ its value
-    (λ ≤ the generic value holds in any case)."""
+    (λ ≤ the generic value holds in any case); and the irrational points of a wall's line, read
+    at real roots that exist."""
+    roots = [
+        RLCT.exact_value(a.lam, a.mult, f"{family.label}, at the real roots of {a.q}")
+        for a in family.roots
+    ]
     if family.witness is not None:
-        return RLCT.exact_value(family.lam, family.mult, family.label)
-    return RLCT.bounds(family.lam, max(family.lam, generic), family.label)
+        return [RLCT.exact_value(family.lam, family.mult, family.label), *roots]
+    return [RLCT.bounds(family.lam, max(family.lam, generic), family.label), *roots]
 
 
 def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
@@ -269,7 +282,7 @@ def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
     (:func:`least_over`)."""
     fixed = [
         RLCT.exact_value(*blowup.generic, "exceptional divisor"),
-        *(_family_part(f, blowup.generic[0]) for f in blowup.families),
+        *(part for f in blowup.families for part in _family_parts(f, blowup.generic[0])),
     ]
     points = [(p.label, r) for p, r in zip(blowup.points, results)]
     return least_over(blowup.condition, fixed, points, "blow-up of the origin")

@@ -49,6 +49,7 @@ from sympy.polys.orderings import ProductOrder, grevlex, lex
 from .blowup_walls import wall_line
 from .factor import factor_list
 from .groebner import bounded_groebner, in_ideal, is_zero_dimensional
+from .line_newton import AlgebraicPoints
 from .newton import ideal_step
 from .projective_zeros import affine_zeros
 
@@ -79,6 +80,7 @@ class Family:
     mult: int
     witness: Point | None
     wall: str | None = None  # a line inside this wall (rlct.blowup_walls): Γ in (u, wall)
+    roots: tuple[AlgebraicPoints, ...] = ()  # that line's irrational points, read on their own
 
     @property
     def kind(self) -> str:
@@ -171,10 +173,10 @@ def _wall_family(
     line = wall_line(total, u, wall, other, h, other in walls)
     if line is None:
         return None
-    lam, mult, w0, values = line
-    on_line = {tuple(Fraction(0) if y == wall else v for y in ys) for v in values}
-    witness = _lift(tuple(Fraction(0) if y == wall else w0 for y in ys), chart)
-    return Family(chart, 0, None, lam, mult, witness, str(wall)), on_line
+    on_line = {tuple(Fraction(0) if y == wall else v for y in ys) for v in line.special}
+    witness = _lift(tuple(Fraction(0) if y == wall else line.witness for y in ys), chart)
+    family = Family(chart, 0, None, line.lam, line.mult, witness, str(wall), line.algebraic)
+    return family, on_line
 
 
 def _components(on_e: list[sp.Expr], ys: list[sp.Symbol]) -> tuple[list, set[Point]] | None:

@@ -8,7 +8,8 @@ monomial factor and the prior, so the points of L are never of the kinds
 polynomials in (u, y) with coefficients in Q[w] and Γ as the Newton polygon of their supports:
 where the ideal is Newton non-degenerate along L off finitely many rational values of w
 (:mod:`rlct.line_newton`), λ and m there are Γ's under the weights (h_u + 1, h_y + 1, 1); those
-values and w = 0 (when w is a wall too) are the special points, solved one by one by the caller.
+values and w = 0 (when w is a wall too) are the special points, solved one by one by the caller,
+except the irrational roots of a coefficient on a compact face, which line_newton reads itself.
 Where Γ's faces are degenerate all along L, K = Σ F_k² goes to the plane resolution with w as a
 parameter (:mod:`rlct.plane_line`).
 """
@@ -20,8 +21,8 @@ from fractions import Fraction
 
 import sympy as sp
 
-from .line_newton import newton_along_line
-from .plane_line import resolve_along_line
+from .line_newton import AlongLine, newton_along_line
+from .plane_line import LineResolution, resolve_along_line
 
 __all__ = ["wall_line"]
 
@@ -35,18 +36,16 @@ def wall_line(
     other: sp.Symbol,
     h: tuple[sp.Rational, sp.Rational],
     other_is_wall: bool,
-) -> tuple[sp.Rational, int, Fraction, set[Fraction]] | None:
-    """λ, m at the generic points of L = {u = ``wall`` = 0}, a witness w₀ and the special values
-    of ``other`` (module docstring), for the chart's whole ideal ``total`` (monomial factor
-    included) under the prior exponents ``h`` = (h_u, h_wall); None when a condition fails.
-    Where Γ's faces are degenerate along L, the plane resolution with a parameter
-    (:mod:`rlct.plane_line`) on K = Σ F_k² takes over."""
+) -> AlongLine | LineResolution | None:
+    """λ, m at the generic points of L = {u = ``wall`` = 0}, a witness w₀, the rational special
+    values of ``other`` and the irrational points read on their own (``algebraic``; module
+    docstring), for the chart's whole ideal ``total`` (monomial factor included) under the prior
+    exponents ``h`` = (h_u, h_wall); None when a condition fails. Where Γ's faces are degenerate
+    along L, the plane resolution with a parameter (:mod:`rlct.plane_line`) on K = Σ F_k² takes
+    over."""
     known = frozenset({Fraction(0)} if other_is_wall else ())  # w = 0 is a wall itself
-    found = newton_along_line(total, (u, wall), other, h, known, irrational=False)
+    found = newton_along_line(total, (u, wall), other, h, known)
     if found is not None:
-        return found.lam, found.mult, found.witness, set(found.special)
+        return found
     K = sp.Poly(sp.expand(sum((f**2 for f in total), sp.S.Zero)), u, wall, other)
-    line = resolve_along_line(K, h, known)
-    if line is None:
-        return None
-    return line.lam, line.mult, line.witness, set(line.special)
+    return resolve_along_line(K, h, known)

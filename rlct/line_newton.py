@@ -90,14 +90,12 @@ def newton_along_line(
     line: sp.Symbol,
     h: Sequence[sp.Rational],
     known: frozenset[Fraction] = frozenset(),
-    irrational: bool = True,
 ) -> AlongLine | None:
     """λ and m of ⟨``total``⟩ at the generic points of {``transverse`` = 0} (the coordinate
     ``line`` free) under the prior exponents ``h`` of the transverse variables, with the special
     values of ``line`` (module docstring; ``known`` ones included); None when a condition fails
     or there are more than ``MAX_TRANSVERSE`` transverse variables or ``MAX_FACE_TERMS`` terms in a
-    face system. ``irrational=False`` declines at the first irrational root of a coefficient
-    (for a caller that takes rational special points only), before any Gröbner basis."""
+    face system."""
     xs = tuple(transverse)
     if len(xs) > MAX_TRANSVERSE:
         return None
@@ -112,8 +110,6 @@ def newton_along_line(
         for m, c in ts.items():
             if m in on_faces:
                 rational, irreducible = _coefficient_roots(c, line)
-                if irreducible and not irrational:
-                    return None
                 special |= rational
                 algebraic |= irreducible
     t = sp.Dummy("t")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
 import sympy as sp
 from _ideals import ZEROS_ON_CURVES, check_forced_blowup
 from hypothesis import HealthCheck, assume, given, settings
@@ -215,5 +216,25 @@ def test_a_wall_line_degenerate_everywhere_by_the_plane_resolution() -> None:
     total = [b**3 * u**2 * (b * c * u), b**3 * u**2 * (b * c - u)]
     found = wall_line(total, b, u, c, (sp.Integer(4), sp.Integer(2)), False)
     assert found is not None
-    lam, mult, witness, special = found
-    assert (lam, mult) == (sp.Rational(9, 14), 1) and special == {Fraction(0)} and witness != 0
+    assert (found.lam, found.mult) == (sp.Rational(9, 14), 1)
+    assert found.special == {Fraction(0)} and found.witness != 0 and found.algebraic == ()
+
+
+@pytest.mark.parametrize("c", [2, 3, sp.Rational(1, 2)])
+def test_irrational_points_of_a_wall_line_are_read_on_their_own(c) -> None:
+    """xz·⟨2x, y² − c·z²⟩ under |z|: in chart z (x = ua, y = ub) the ideal is u³·a·⟨2a,
+    u(b² − c)⟩, whose zeros on E hold the line a = 0 inside the wall of x; the vertex u⁴·a of
+    its Newton polygon in (u, a) has the coefficient b² − c, zero at b = ±√c (irrational). They
+    are read in the coordinate v = b² − c (rlct.line_newton) instead of declining the line. The
+    real change y ↦ √c·y keeps the prior and gives xz·⟨2x, c(y² − z²)⟩, so λ and m must be
+    those of c = 1, whose special points b = ±1 are rational."""
+    polys = _polys(2 * x**2 * z, sp.expand(x * z * (y**2 - c * z**2)))
+    h = (sp.Integer(0), sp.Integer(0), sp.Integer(1))
+    blowup = blow_up_origin(polys, h)
+    assert blowup is not None
+    roots = [a for f in blowup.families for a in f.roots]
+    assert roots and all(sp.Poly(a.q, a.q.free_symbols.pop()).degree() == 2 for a in roots)
+    got = combine_points(blowup, [_solve_ideal(p.generators, p.h, 2) for p in blowup.points])
+    rational = _solve_ideal(_polys(2 * x**2 * z, sp.expand(x * z * (y**2 - z**2))), h)
+    assert rational.exact and got.exact and (got.lam, got.mult) == (rational.lam, rational.mult)
+    assert rlct.from_ideal([p.as_expr() for p in polys], (x, y, z), h).lam == rational.lam
