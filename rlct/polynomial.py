@@ -50,6 +50,7 @@ from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .blowup import blow_up_origin, combine_points
+from .blowup_coordinate import blow_up_coordinates, monomial_centres
 from .blowup_line import blow_up_line, combine_line
 from .blowup_subspace import blow_up_subspace
 from .changes import candidate_substitutions
@@ -182,12 +183,16 @@ def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:
 def _after_blowup(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], before: RLCT, blowups: int
 ) -> RLCT:
-    """A blow-up of the origin (:mod:`rlct.blowup`) for an ideal whose other steps gave only
-    the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
+    """A blow-up of a coordinate subspace that leaves every chart a monomial ideal
+    (:mod:`rlct.blowup_coordinate`), else of the origin (:mod:`rlct.blowup`) for an ideal whose
+    other steps gave only the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
     level deeper; then, if still not exact, blow-ups of coordinate lines (:func:`_after_lines`).
     Bounds are intersected; ``before`` when every blow-up declines."""
     if blowups <= 0 or len(h) < 3:
         return before
+    for centre in monomial_centres(polys):
+        if (coordinates := blow_up_coordinates(polys, h, centre)) is not None:
+            return coordinates.result()
     if (blowup := blow_up_origin(polys, h)) is not None:
         results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
         after = combine_points(blowup, results)

@@ -138,13 +138,15 @@ def _dln_ones(L: int) -> ClosedFormCheck:
 
 def _dln_shapes(max_params: int) -> list[tuple[int, ...]]:
     """Widths (input first) with at least two layers and 2..``max_params`` parameters, smallest
-    first (each width at most ``max_params``, so the list is finite)."""
+    first (sorted by size, then widths): extended one width at a time while the size allows."""
     shapes = []
-    for layers in range(2, max_params + 1):
-        for widths in itertools.product(range(1, max_params + 1), repeat=layers + 1):
-            size = sum(a * b for a, b in itertools.pairwise(widths))
-            if size <= max_params:
-                shapes.append((size, widths))
+    stack = [((a,), 0) for a in range(1, max_params + 1)]
+    while stack:
+        widths, size = stack.pop()
+        if len(widths) >= 3:
+            shapes.append((size, widths))
+        for b in range(1, (max_params - size) // widths[-1] + 1):
+            stack.append(((*widths, b), size + widths[-1] * b))
     return [w for _, w in sorted(shapes)]
 
 

@@ -1,0 +1,137 @@
+"""Blow-ups of coordinate subspaces whose charts straighten into monomial ideals
+(:mod:`rlct.blowup_coordinate`): hand values, Aoyagi's deep linear networks that stayed bounds
+before, and forced blow-ups against an independent exact value."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import rlct
+from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres
+from rlct.newton import ideal_step
+
+R = sp.Rational
+X = sp.symbols("x0:5")
+
+
+def _polys(gens, variables):
+    return [sp.Poly(sp.expand(g), *variables, domain=sp.QQ) for g in gens]
+
+
+def _dln_ideal(widths: list[int]) -> tuple[list[sp.Expr], list[sp.Symbol]]:
+    """The entries of P = W_L⋯W_1 (rank 0: w* = 0), layer k mapping width k to width k + 1."""
+    product, names = sp.eye(widths[0]), []
+    for k, (a, b) in enumerate(itertools.pairwise(widths)):
+        layer = sp.Matrix(b, a, lambda i, j, k=k: sp.Symbol(f"w{k}_{i}{j}"))
+        names += list(layer)
+        product = layer * product
+    return [e for e in (sp.expand(x) for x in product) if e != 0], names
+
+
+def test_the_two_by_two_network_by_hand() -> None:
+    """The module docstring's derivation: P = BA with A, B 2×2, centre A = 0, each chart
+    t·⟨b₀', b₁', b₂·a'', b₃·a''⟩ under |t|³: λ = 3/2, m = 1 (Aoyagi's value, below)."""
+    gens, names = _dln_ideal([2, 2, 2])
+    polys = _polys(gens, names)
+    assert (0, 1, 2, 3) in monomial_centres(polys)
+    blown = blow_up_coordinates(polys, [0] * 8, (0, 1, 2, 3))
+    assert blown is not None and len(blown.charts) == 4
+    for chart in blown.charts:
+        assert (chart.lam, chart.mult) == (R(3, 2), 1)
+        assert chart.h[chart.j] == 3 and len(chart.changes) == 3
+        assert len(chart.monomials) == 4 and all(sum(m) in (2, 3) for m in chart.monomials)
+    assert (blown.result().lam, blown.result().mult) == (R(3, 2), 1)
+
+
+@pytest.mark.parametrize("widths", [[2, 2, 2], [2, 1, 2, 2], [2, 2, 1, 2], [1, 2, 3], [1, 3, 2]])
+def test_deep_linear_networks_that_stayed_bounds_agree_with_aoyagi(widths) -> None:
+    gens, names = _dln_ideal(widths)
+    got = rlct.from_ideal(gens, names)
+    formula = rlct.deep_linear_network(widths, 0)
+    assert got.exact, str(got)
+    assert (got.lam, got.mult) == (formula.lam, formula.mult)
+
+
+def test_centres_are_the_minimal_coordinate_subspaces_in_the_zeros() -> None:
+    x, y, z, w = X[:4]
+    polys = _polys([x * y, x * z, w * y * z], (x, y, z, w))
+    # every term must hold a variable of the centre: {x} alone misses w·y·z, {x, w}... is
+    # minimal, and {y, z} is; {x, y, z} is not minimal (it holds {y, z})
+    centres = monomial_centres(polys)
+    assert (1, 2) in centres and (0, 3) in centres and (0, 1) in centres and (0, 2) in centres
+    assert (0, 1, 2) not in centres and all(len(c) >= 2 for c in centres)
+    assert centres == sorted(centres, key=len)
+
+
+def test_a_chart_that_does_not_straighten_declines() -> None:
+    """Watanabe's two tanh units ⟨ab + cd, ab³ + cd³⟩: in chart b of the centre b = d = 0 the
+    second generator stays b²·c·w(w² − 1) after a' = a + cw, not a monomial: declined (its
+    value, 2/3, comes from rlct.blowup_subspace)."""
+    a, b, c, d = X[:4]
+    polys = _polys([a * b + c * d, a * b**3 + c * d**3], (a, b, c, d))
+    assert blow_up_coordinates(polys, [0] * 4, (1, 3)) is None
+
+
+def test_a_prior_on_the_variable_to_change_blocks_the_change() -> None:
+    """⟨xy + xz², zy + z³⟩ = (y + z²)·⟨x, z⟩ over the centre x = z = 0: in either chart the
+    strict transform is ⟨y + z², ...⟩ and y' = y + z² leaves ⟨y'⟩, so λ = 1/2 (y'·⟨x, z⟩: 1/2
+    from y', 1 from the pair), m = 1. With the prior |y| that change would move the prior off
+    a coordinate, and nothing else straightens the chart: declined."""
+    x, y, z = X[:3]
+    polys = _polys([x * y + x * z**2, z * y + z**3], (x, y, z))
+    blown = blow_up_coordinates(polys, [0, 0, 0], (0, 2))
+    assert blown is not None and (blown.result().lam, blown.result().mult) == (R(1, 2), 1)
+    assert blow_up_coordinates(polys, [0, 1, 0], (0, 2)) is None
+
+
+@st.composite
+def changed_monomial_ideals(draw):
+    """A monomial ideal under a prior, then up to three triangular changes x_k ↦ x_k + c·m (m a
+    monomial of the other variables, h_k = 0) and a recombination: an ideal whose λ and m are
+    the monomial ideal's (an RLCT is invariant under an analytic change fixing 0 that keeps the
+    prior), which Newton reads exactly."""
+    n = draw(st.integers(3, 5))
+    xs = X[:n]
+
+    def monomial(low, high, among):
+        exps = draw(st.lists(st.integers(0, 2), min_size=len(among), max_size=len(among)))
+        assume(low <= sum(exps) <= high)
+        return sp.Mul(*(v**e for v, e in zip(among, exps)))
+
+    base = [monomial(1, 4, xs) for _ in range(draw(st.integers(1, 4)))]
+    h = draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=n, max_size=n))
+    free = [k for k in range(n) if h[k] == 0]
+    assume(free)
+    gens = base
+    for _ in range(draw(st.integers(1, 3))):
+        k = draw(st.sampled_from(free))
+        others = [v for i, v in enumerate(xs) if i != k]
+        shift = draw(st.sampled_from([-1, 1, 2])) * monomial(1, 2, others)
+        gens = [sp.expand(g.xreplace({xs[k]: xs[k] + shift})) for g in gens]
+    if len(gens) > 1 and draw(st.booleans()):
+        gens[0] = sp.expand(gens[0] + draw(st.sampled_from([-1, 1])) * gens[1])
+    return base, gens, tuple(sp.Integer(e) for e in h), xs
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(changed_monomial_ideals())
+def test_forced_blowups_agree_with_the_monomial_ideal(case) -> None:
+    base, gens, h, xs = case
+    truth = ideal_step(_polys(base, xs), h).result
+    polys = _polys(gens, xs)
+    found = 0
+    for centre in monomial_centres(polys):
+        blown = blow_up_coordinates(polys, h, centre)
+        if blown is not None:
+            found += 1
+            assert (blown.result().lam, blown.result().mult) == (truth.lam, truth.mult)
+    got = rlct.from_ideal(gens, xs, h)
+    if got.exact:
+        assert (got.lam, got.mult) == (truth.lam, truth.mult)
+    else:
+        assert got.lower <= truth.lam <= got.upper
