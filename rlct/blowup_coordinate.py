@@ -7,10 +7,11 @@ x_j = t, x_i = t·x_i' (i ∈ S∖{j}), the rest unchanged, |det π'| = |t|^(k�
 |t|^(k−1+Σ_S h)·Π_(S∖j)|x_i'|^(h_i)·Π_(rest)|x_i|^(h_i). There f∘π = x^e·g with x^e the
 generators' common monomial factor.
 
-Straightening: while some g = c·v + r has c ∈ Q∖{0}, r free of v and r(0) = 0, with h_v = 0 and
-v not in x^e, v' = g is a triangular change of the whole chart (|J| = |c|, the origin and the
-prior's form kept); every other generator is reduced modulo it (f ↦ f at v' = 0, the same ideal
-with v'). If every generator ends a monomial, the chart's ideal is the monomial ideal
+Straightening: while some generator is g = x^μ·(c·v + r) with c ∈ Q∖{0}, r free of v and
+r(0) = 0, h_v = 0 and v in neither x^e nor x^μ, v' = c·v + r is a triangular change of the whole
+chart (|J| = |c|, the origin and the prior's form kept) that makes g the monomial x^μ·v'; and
+every term of a generator that a monomial generator divides is removed (the same ideal). If
+every generator ends a monomial, the chart's ideal is the monomial ideal
 x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the chart where some of those
 coordinates are non-zero its λ, m are those of the monomial ideal with them dropped, never
 smaller in λ than at the origin (and never larger in m where λ is equal); the origin lies over
@@ -155,12 +156,14 @@ def _chart(
 def _straighten(
     strict: list[sp.Poly], h: list[sp.Rational], e: tuple[int, ...]
 ) -> tuple[list[sp.Poly], tuple[tuple[sp.Symbol, sp.Expr], ...]] | None:
-    """The changes v' = g̃ of the module docstring (g = x^μ·g̃ a generator), each followed, where
-    μ = 0, by the other generators' reduction modulo v' (v' keeps v's name): the generators after
-    them (zeros dropped) and the changes made; None past the size limit."""
+    """The changes v' = g̃ of the module docstring (g = x^μ·g̃ a generator, which becomes the
+    monomial x^μ·v'; v' keeps v's name), the generators reduced by their monomials before and
+    after each (:func:`_reduced`): the generators after them and the changes made; None past the
+    size limit."""
     gens = strict[0].gens
     done: list[tuple[sp.Symbol, sp.Expr]] = []
     fixed: set[int] = set()
+    strict = _reduced(strict)
     while (found := _affine(strict, h, e, fixed)) is not None:
         a, k, mu = found
         v, g = gens[k], divide_monomial(strict[a], mu)
@@ -172,12 +175,10 @@ def _straighten(
                 rewritten.append(sp.Poly(v * _monomial(gens, mu), *gens, domain=sp.QQ))
                 continue
             q = sp.Poly(sp.expand(p.as_expr().xreplace({v: inverse})), *gens, domain=sp.QQ)
-            if not any(mu):  # v' is in the ideal: the terms that hold it go
-                q = _without(q, k)
             if len(q.terms()) > MAX_CHANGE_TERMS:
                 return None
             rewritten.append(q)
-        strict = [p for p in rewritten if not p.is_zero]
+        strict = _reduced(rewritten)
         fixed.add(k)
         done.append((v, g.as_expr()))
     return strict, tuple(done)
@@ -210,7 +211,29 @@ def _monomial(gens: Sequence[sp.Symbol], exponents: Sequence[int]) -> sp.Expr:
     return sp.Mul(*(v**a for v, a in zip(gens, exponents)))
 
 
-def _without(p: sp.Poly, k: int) -> sp.Poly:
-    """p with the terms that hold the k-th variable removed (p at x_k = 0)."""
-    terms = {m: c for m, c in p.terms() if m[k] == 0}
-    return sp.Poly.from_dict(terms or {(0,) * len(p.gens): 0}, *p.gens, domain=sp.QQ)
+def _reduced(polys: list[sp.Poly]) -> list[sp.Poly]:
+    """The same ideal with every term that a monomial generator divides removed from the other
+    generators (f − c·x^α ∈ ⟨x^β, f⟩ when x^β divides x^α), until none is left; zeros dropped."""
+    polys = [p for p in polys if not p.is_zero]
+    while True:
+        monomials = {p.monoms()[0] for p in polys if len(p.terms()) == 1}
+        changed = False
+        out = []
+        for p in polys:
+            if len(p.terms()) == 1:
+                out.append(p)
+                continue
+            kept = {
+                m: c
+                for m, c in p.terms()
+                if not any(all(a >= b for a, b in zip(m, mono)) for mono in monomials)
+            }
+            if len(kept) < len(p.terms()):
+                changed = True
+                if not kept:
+                    continue
+                p = sp.Poly.from_dict(kept, *p.gens, domain=sp.QQ)
+            out.append(p)
+        polys = out
+        if not changed:
+            return polys
