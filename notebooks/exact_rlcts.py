@@ -302,3 +302,18 @@ ideals = check_dln_ideals(6)
 print(f"{ideals.checked} networks, {ideals.disagreements} disagreements, {ideals.undecided} bounds")
 assert (ideals.disagreements, ideals.undecided) == (0, 0) and ideals.checked >= 90
 print(rlct.reduced_rank_regression(4, 4, 3, 1))
+
+# %% [markdown]
+# Eight parameters: the 2-2-2 network at rank 0, the entries of BA with A and B 2 × 2. Its ideal
+# is exact through the blow-up of the coordinate subspace A = 0 (`rlct.blowup_coordinate`):
+# in each chart, two triangular changes make it the monomial ideal t·⟨b₀', b₁', b₂·a'', b₃·a''⟩
+# under the prior |t|³, whose λ is 3/2 with m = 1, Aoyagi's value. (Every network of seven and
+# eight parameters agrees as well: `check_dln_ideals(8)`, about two minutes, a slow test.)
+
+# %%
+A_ = sp.Matrix(2, 2, sp.symbols("a0:4"))
+B_ = sp.Matrix(2, 2, sp.symbols("b0:4"))
+exact_222 = rlct.from_ideal(list(B_ * A_), [*A_, *B_])
+aoyagi_222 = rlct.deep_linear_network([2, 2, 2], 0)
+print(exact_222.method, "→ λ =", exact_222.lam, " m =", exact_222.mult)
+assert exact_222.exact and (exact_222.lam, exact_222.mult) == (aoyagi_222.lam, aoyagi_222.mult)
