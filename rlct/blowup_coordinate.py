@@ -45,6 +45,7 @@ __all__ = [
     "MAX_COORDINATE_VARIABLES",
     "CoordinateBlowUp",
     "blow_up_coordinates",
+    "first_coordinate_blowup",
     "monomial_centres",
 ]
 
@@ -126,6 +127,15 @@ def blow_up_coordinates(
             return None
         charts.append(chart)
     return CoordinateBlowUp(tuple(polys[0].gens), centre, tuple(charts))
+
+
+def first_coordinate_blowup(polys: Sequence[sp.Poly], h: Sequence[sp.Rational]) -> RLCT | None:
+    """The value of the first centre (:func:`monomial_centres`) whose every chart straightens
+    into a monomial ideal, or None (substitutions only: no search, no Gröbner basis)."""
+    for centre in monomial_centres(polys):
+        if (blown := blow_up_coordinates(polys, h, centre)) is not None:
+            return blown.result()
+    return None
 
 
 def _chart(

@@ -50,7 +50,7 @@ from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
 from .blowup import blow_up_origin, combine_points
-from .blowup_coordinate import blow_up_coordinates, monomial_centres
+from .blowup_coordinate import first_coordinate_blowup
 from .blowup_line import blow_up_line, combine_line
 from .blowup_subspace import blow_up_subspace
 from .changes import candidate_substitutions
@@ -149,7 +149,8 @@ def _solve_ideal(
     budget: _Budget | None = None,
 ) -> RLCT:
     """:func:`from_ideal` for validated generators: Newton, then what the generators show
-    (:func:`_ideal_shortcut`), then K = Σ f_i² through :func:`_solve`, then (at most
+    (:func:`_ideal_shortcut`), blocks, a coordinate blow-up that straightens
+    (:func:`rlct.blowup_coordinate.first_coordinate_blowup`), then K = Σ f_i² through :func:`_solve`, then (at most
     ``blowups`` deep) a blow-up of the origin (:func:`_after_blowup`)."""
     newton = ideal_step(polys, h, stop_at_degenerate=True).result
     if newton.exact:
@@ -158,6 +159,8 @@ def _solve_ideal(
         return shortcut
     if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
         return split
+    if (coordinates := first_coordinate_blowup(polys, h)) is not None:
+        return coordinates
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     result = _solve(K, h, budget or _Budget(), newton)
     result = result if result.exact else _after_blowup(polys, h, result, blowups)
@@ -183,16 +186,12 @@ def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:
 def _after_blowup(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], before: RLCT, blowups: int
 ) -> RLCT:
-    """A blow-up of a coordinate subspace that leaves every chart a monomial ideal
-    (:mod:`rlct.blowup_coordinate`), else of the origin (:mod:`rlct.blowup`) for an ideal whose
-    other steps gave only the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
+    """A blow-up of the origin (:mod:`rlct.blowup`) for an ideal whose other steps gave only
+    the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
     level deeper; then, if still not exact, blow-ups of coordinate lines (:func:`_after_lines`).
     Bounds are intersected; ``before`` when every blow-up declines."""
     if blowups <= 0 or len(h) < 3:
         return before
-    for centre in monomial_centres(polys):
-        if (coordinates := blow_up_coordinates(polys, h, centre)) is not None:
-            return coordinates.result()
     if (blowup := blow_up_origin(polys, h)) is not None:
         results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
         after = combine_points(blowup, results)

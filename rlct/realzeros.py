@@ -87,6 +87,8 @@ def has_real_torus_zero(
 ) -> bool | None:
     """Whether the quasi-homogeneous system {g = 0} has a solution in (R∖{0})^d (None: undecided)."""
     d = len(variables)
+    if any(g != 0 and len(sp.Add.make_args(sp.expand(g))) == 1 for g in polys):
+        return False  # c·x^α with c ≠ 0 (a monomial face part) vanishes nowhere on the torus
     if any(_definite_quadratic_form(g, variables) for g in polys):
         return False  # a definite quadratic form vanishes only at 0
     fixed, _ = torus_reduction(face_points, d)

@@ -190,7 +190,7 @@ def _function_table(tmp: Path) -> list[Bad]:
                 lambda v=v: verification.check_closed_forms(2, v),
             )
         )
-    for v in [1, 9, 2.5, "4", True]:
+    for v in [1, 11, 2.5, "4", True]:
         add(
             Bad(
                 f"check_dln_ideals(max_params={v!r})",
