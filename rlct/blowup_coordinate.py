@@ -31,14 +31,17 @@ symmetry: Aoyagi's value.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 
 from .blowup import common_monomial, divide_monomial
+from .local_generators import reduce_by_monomials
 from .newton import ideal_step
 from .result import RLCT, Condition
+
+Solve = Callable[[list[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
 __all__ = [
     "MAX_CENTRES",
@@ -65,6 +68,7 @@ class Chart:
     h: tuple[sp.Rational, ...]
     lam: sp.Rational
     mult: int
+    solved: RLCT | None = None  # not monomial: its ideal on fewer variables, solved
 
 
 @dataclass(frozen=True)
@@ -80,21 +84,36 @@ class CoordinateBlowUp:
         lam = min(c.lam for c in self.charts)
         mult = max(c.mult for c in self.charts if c.lam == lam)
         names = ", ".join(str(self.gens[i]) for i in self.centre)
-        method = f"blow-up of the coordinate subspace {names} = 0, every chart a monomial ideal"
-        return RLCT.exact_value(lam, mult, method, tuple(self._condition(c) for c in self.charts))
+        method = f"blow-up of the coordinate subspace {names} = 0, every chart straightened"
+        conditions = [c for chart in self.charts for c in self._conditions(chart)]
+        return RLCT.exact_value(lam, mult, method, tuple(conditions))
 
-    def _condition(self, chart: Chart) -> Condition:
+    def _conditions(self, chart: Chart) -> list[Condition]:
         x = self.gens
         t = x[chart.j]
         rest = ", ".join(f"{x[i]} = {t}·{x[i]}'" for i in self.centre if i != chart.j)
-        changes = "".join(f", then {v}' = {g}" for v, g in chart.changes)
+        where = f"chart {t} ({rest}" + "".join(f", then {v}' = {g}" for v, g in chart.changes)
+        if chart.solved is not None:
+            head = Condition(
+                f"{where}; primes dropped): the ideal involves fewer variables than the chart, "
+                f"each zero at every point over 0, so each such point has the ideal's λ, m at its "
+                f"origin: λ = {chart.lam}, m = {chart.mult} by {chart.solved.method} "
+                f"(rlct.blowup_coordinate)",
+                True,
+            )
+            return [
+                head,
+                *(Condition(f"[{t}] {c.statement}", c.status) for c in chart.solved.conditions),
+            ]
         mono = ", ".join(str(sp.Mul(*(v**a for v, a in zip(x, m)))) for m in chart.monomials)
-        return Condition(
-            f"chart {t} ({rest}{changes}; primes dropped): the ideal is ⟨{mono}⟩ under the prior "
-            f"exponents {list(chart.h)}, a monomial ideal in global coordinates of the chart: "
-            f"λ = {chart.lam}, m = {chart.mult} (rlct.blowup_coordinate)",
-            True,
-        )
+        return [
+            Condition(
+                f"{where}; primes dropped): the ideal is ⟨{mono}⟩ under the prior exponents "
+                f"{list(chart.h)}, a monomial ideal in global coordinates of the chart: "
+                f"λ = {chart.lam}, m = {chart.mult} (rlct.blowup_coordinate)",
+                True,
+            )
+        ]
 
 
 def monomial_centres(polys: Sequence[sp.Poly]) -> list[tuple[int, ...]]:
@@ -116,30 +135,41 @@ def monomial_centres(polys: Sequence[sp.Poly]) -> list[tuple[int, ...]]:
 
 
 def blow_up_coordinates(
-    polys: Sequence[sp.Poly], h: Sequence[sp.Rational], centre: tuple[int, ...]
+    polys: Sequence[sp.Poly],
+    h: Sequence[sp.Rational],
+    centre: tuple[int, ...],
+    solve: Solve | None = None,
 ) -> CoordinateBlowUp | None:
-    """The blow-up of {x_i = 0, i ∈ ``centre``} (module docstring); None where a chart does not
-    end a monomial ideal or a change grows past ``MAX_CHANGE_TERMS``."""
+    """The blow-up of {x_i = 0, i ∈ ``centre``} (module docstring); None where a chart ends
+    neither a monomial ideal nor (with ``solve``) an exact ideal on fewer variables that all
+    vanish over 0, or a change grows past ``MAX_CHANGE_TERMS``."""
     charts = []
     for j in centre:
-        chart = _chart(polys, tuple(sp.Rational(a) for a in h), centre, j)
+        chart = _chart(polys, tuple(sp.Rational(a) for a in h), centre, j, solve)
         if chart is None:
             return None
         charts.append(chart)
     return CoordinateBlowUp(tuple(polys[0].gens), centre, tuple(charts))
 
 
-def first_coordinate_blowup(polys: Sequence[sp.Poly], h: Sequence[sp.Rational]) -> RLCT | None:
+def first_coordinate_blowup(
+    polys: Sequence[sp.Poly], h: Sequence[sp.Rational], solve: Solve | None = None
+) -> RLCT | None:
     """The value of the first centre (:func:`monomial_centres`) whose every chart straightens
-    into a monomial ideal, or None (substitutions only: no search, no Gröbner basis)."""
+    into a monomial ideal, or into an ideal on fewer variables that all vanish over 0, solved by
+    ``solve`` (module docstring); None when no centre does."""
     for centre in monomial_centres(polys):
-        if (blown := blow_up_coordinates(polys, h, centre)) is not None:
+        if (blown := blow_up_coordinates(polys, h, centre, solve)) is not None:
             return blown.result()
     return None
 
 
 def _chart(
-    polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], centre: tuple[int, ...], j: int
+    polys: Sequence[sp.Poly],
+    h: tuple[sp.Rational, ...],
+    centre: tuple[int, ...],
+    j: int,
+    solve: Solve | None,
 ) -> Chart | None:
     gens = polys[0].gens
     t = gens[j]
@@ -149,12 +179,13 @@ def _chart(
     e = common_monomial(pulled)
     prior = [*h]
     prior[j] = sum((h[i] for i in centre), sp.Integer(len(centre) - 1))
-    straightened = _straighten([divide_monomial(p, e) for p in pulled], prior, e)
+    over_zero = [k == j or k not in centre for k in range(len(gens))]  # coordinates 0 over 0
+    straightened = _straighten([divide_monomial(p, e) for p in pulled], prior, e, over_zero)
     if straightened is None:
         return None
     strict, changes = straightened
     if any(len(p.terms()) != 1 for p in strict):
-        return None
+        return _solved_chart(strict, e, prior, over_zero, j, changes, solve)
     monomials = tuple(sorted({tuple(a + b for a, b in zip(p.monoms()[0], e)) for p in strict}))
     ideal = [sp.Poly(_monomial(gens, m), *gens, domain=sp.QQ) for m in monomials]
     value = ideal_step(ideal, tuple(prior)).result
@@ -163,20 +194,47 @@ def _chart(
     return Chart(j, changes, monomials, tuple(prior), value.lam, value.mult)
 
 
+def _solved_chart(
+    strict: list[sp.Poly],
+    e: tuple[int, ...],
+    prior: list[sp.Rational],
+    over_zero: list[bool],
+    j: int,
+    changes: tuple[tuple[sp.Symbol, sp.Expr], ...],
+    solve: Solve | None,
+) -> Chart | None:
+    """A chart that is not monomial: where the ideal x^e·⟨strict⟩ involves fewer variables than
+    the chart and only coordinates that vanish at every point over 0, each such point has the
+    local λ, m of that ideal at its origin (the others are free there), solved by ``solve``."""
+    gens = strict[0].gens
+    involved = [
+        k for k in range(len(gens)) if e[k] or any(m[k] for p in strict for m in p.monoms())
+    ]
+    if solve is None or len(involved) >= len(gens) or not all(over_zero[k] for k in involved):
+        return None
+    names = [gens[k] for k in involved]
+    ideal = [sp.Poly(_monomial(gens, e) * p.as_expr(), *names, domain=sp.QQ) for p in strict]
+    value = solve(ideal, tuple(prior[k] for k in involved))
+    if not value.exact:
+        return None
+    return Chart(j, changes, (), tuple(prior), value.lam, value.mult, value)
+
+
 def _straighten(
-    strict: list[sp.Poly], h: list[sp.Rational], e: tuple[int, ...]
+    strict: list[sp.Poly], h: list[sp.Rational], e: tuple[int, ...], over_zero: list[bool]
 ) -> tuple[list[sp.Poly], tuple[tuple[sp.Symbol, sp.Expr], ...]] | None:
-    """The changes v' = g̃ of the module docstring (g = x^μ·g̃ a generator, which becomes the
+    """The changes v' = g of the module docstring (g = c·v + r; a generator x^μ·g becomes the
     monomial x^μ·v'; v' keeps v's name), the generators reduced by their monomials before and
-    after each (:func:`_reduced`): the generators after them and the changes made; None past the
-    size limit."""
+    after each (:func:`rlct.local_generators.reduce_by_monomials`): the generators after them and the changes made; None past the
+    size limit. ``over_zero[k]`` (updated in place) says whether coordinate k is known to vanish
+    at every point over 0: a new v' does where v does and every term of r holds one that does."""
     gens = strict[0].gens
     done: list[tuple[sp.Symbol, sp.Expr]] = []
     fixed: set[int] = set()
-    strict = _reduced(strict)
-    while (found := _affine(strict, h, e, fixed)) is not None:
-        a, k, mu = found
-        v, g = gens[k], divide_monomial(strict[a], mu)
+    strict = reduce_by_monomials(strict)
+    while (found := _change(strict, h, e, fixed)) is not None:
+        k, g, a, mu = found
+        v = gens[k]
         c = g.coeff_monomial(v)
         inverse = (v - (g.as_expr() - c * v)) / c  # old v in terms of v' (named v)
         rewritten = []
@@ -188,62 +246,65 @@ def _straighten(
             if len(q.terms()) > MAX_CHANGE_TERMS:
                 return None
             rewritten.append(q)
-        strict = _reduced(rewritten)
+        strict = reduce_by_monomials(rewritten)
         fixed.add(k)
+        rest = [m for m, _ in g.terms() if m[k] == 0]
+        over_zero[k] = over_zero[k] and all(
+            any(a and over_zero[i] for i, a in enumerate(m)) for m in rest
+        )
         done.append((v, g.as_expr()))
     return strict, tuple(done)
 
 
-def _affine(
+Change = tuple[int, sp.Poly, int | None, tuple[int, ...]]
+
+
+def _change(
     strict: list[sp.Poly], h: list[sp.Rational], e: tuple[int, ...], fixed: set[int]
-) -> tuple[int, int, tuple[int, ...]] | None:
-    """(generator index, variable index, the generator's monomial content μ) of the first
-    g = x^μ·(c·v + r) the module docstring allows as a change, or None. v is not yet changed
-    and not in a generator that is a monomial already (the change would undo it)."""
+) -> Change | None:
+    """The first change the module docstring allows: (variable index k, g = c·v + r, the index
+    of the generator x^μ·g that becomes a monomial or None, μ). v is not yet changed, free of
+    prior and of x^e, and not in a generator that is a monomial already (the change would undo
+    it). First a generator's own factor g; else a g inside a generator f = c·x^α·v + x^α·r +
+    (terms that x^α does not divide), with x^α a monomial (v then enters f only through g
+    wherever x^α does)."""
     gens = strict[0].gens
     in_monomials = {
         k for p in strict if len(p.terms()) == 1 for k, a in enumerate(p.monoms()[0]) if a
     }
+
+    def allowed(k: int) -> bool:
+        return k not in fixed and k not in in_monomials and h[k] == 0 and e[k] == 0
+
     for a, p in enumerate(strict):
         mu = common_monomial([p])
         g = divide_monomial(p, mu)
         if len(g.terms()) < 2 or g.coeff_monomial(1) != 0:
             continue  # a monomial, or x^μ times a unit at the origin
         for k, v in enumerate(gens):
-            if k in fixed or k in in_monomials or h[k] != 0 or e[k] != 0 or mu[k] != 0:
-                continue
-            if g.degree(v) == 1 and g.diff(v).is_ground:  # c·v + r with r free of v
-                return a, k, mu
+            if allowed(k) and mu[k] == 0 and g.degree(v) == 1 and g.diff(v).is_ground:
+                return k, g, a, mu
+    for p in strict:
+        for k, v in enumerate(gens):
+            if allowed(k) and p.degree(v) == 1 and len((slope := p.diff(v)).terms()) == 1:
+                if (inner := _inside(p, k, slope)) is not None:
+                    return k, inner, None, (0,) * len(gens)
     return None
+
+
+def _inside(p: sp.Poly, k: int, slope: sp.Poly) -> sp.Poly | None:
+    """g = v + r with c·x^α·g the terms of p that x^α = ``slope``/c divides (r free of v,
+    r(0) = 0, r ≠ 0), or None."""
+    (alpha,), (c,) = slope.monoms(), slope.coeffs()
+    inner = {}
+    for m, d in p.terms():
+        if m[k] == 0 and all(a >= b for a, b in zip(m, alpha)):
+            inner[tuple(a - b for a, b in zip(m, alpha))] = d / c
+    if not inner or (0,) * len(alpha) in inner:
+        return None
+    unit = tuple(1 if i == k else 0 for i in range(len(alpha)))
+    return sp.Poly.from_dict({unit: 1, **inner}, *p.gens, domain=sp.QQ)
 
 
 def _monomial(gens: Sequence[sp.Symbol], exponents: Sequence[int]) -> sp.Expr:
     return sp.Mul(*(v**a for v, a in zip(gens, exponents)))
-
-
-def _reduced(polys: list[sp.Poly]) -> list[sp.Poly]:
-    """The same ideal with every term that a monomial generator divides removed from the other
-    generators (f − c·x^α ∈ ⟨x^β, f⟩ when x^β divides x^α), until none is left; zeros dropped."""
-    polys = [p for p in polys if not p.is_zero]
-    while True:
-        monomials = {p.monoms()[0] for p in polys if len(p.terms()) == 1}
-        changed = False
-        out = []
-        for p in polys:
-            if len(p.terms()) == 1:
-                out.append(p)
-                continue
-            kept = {
-                m: c
-                for m, c in p.terms()
-                if not any(all(a >= b for a, b in zip(m, mono)) for mono in monomials)
-            }
-            if len(kept) < len(p.terms()):
-                changed = True
-                if not kept:
-                    continue
-                p = sp.Poly.from_dict(kept, *p.gens, domain=sp.QQ)
-            out.append(p)
-        polys = out
-        if not changed:
-            return polys

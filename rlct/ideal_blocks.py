@@ -23,6 +23,7 @@ import sympy as sp
 
 from .blocks import combine_product, combine_sum, generator_blocks
 from .blowup import common_monomial, divide_monomial
+from .local_generators import local_generators
 from .newton import ideal_step
 from .result import RLCT
 
@@ -33,7 +34,9 @@ Solve = Callable[[Sequence[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
 def ideal_blocks(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], solve: Solve) -> RLCT | None:
     """λ and m of ⟨``polys``⟩ under the prior exponents ``h`` from its groups (module
-    docstring), each group's ideal solved by ``solve``; None when it does not split."""
+    docstring; after :func:`rlct.local_generators.local_generators`), each group's ideal solved
+    by ``solve``; None when it does not split."""
+    polys = local_generators(list(polys))
     gens = polys[0].gens
     blocks = generator_blocks(polys)
     if blocks is not None:

@@ -159,7 +159,7 @@ def _solve_ideal(
         return shortcut
     if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
         return split
-    if (coordinates := first_coordinate_blowup(polys, h)) is not None:
+    if (coordinates := first_coordinate_blowup(polys, h, _solve_ideal)) is not None:
         return coordinates
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     result = _solve(K, h, budget or _Budget(), newton)
