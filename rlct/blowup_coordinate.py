@@ -1,5 +1,6 @@
-"""λ and m of an ideal by the blow-up of a coordinate subspace whose every chart becomes a
-monomial ideal after triangular changes of coordinates.
+"""λ and m of an ideal by the blow-up of a coordinate subspace whose every chart becomes, after
+triangular changes of coordinates, a monomial ideal or an ideal on fewer variables that all
+vanish over the origin.
 
 Setting: generators f_1..f_r ∈ Q[x_1..x_n], all zero on C = {x_i = 0, i ∈ S} (|S| = k ≥ 2, the
 *centre*), under the prior Π|x_i|^(h_i). The blow-up π of C has k charts. Chart j ∈ S:
@@ -9,16 +10,25 @@ generators' common monomial factor.
 
 Straightening: while some generator is g = x^μ·(c·v + r) with c ∈ Q∖{0}, r free of v and
 r(0) = 0, h_v = 0 and v in neither x^e nor x^μ, v' = c·v + r is a triangular change of the whole
-chart (|J| = |c|, the origin and the prior's form kept) that makes g the monomial x^μ·v'; and
-every term of a generator that a monomial generator divides is removed (the same ideal). If
+chart (|J| = |c|, the origin and the prior's form kept) that makes g the monomial x^μ·v'; else
+one inside a generator f = c·x^α·v + x^α·r + (terms x^α does not divide), v' = v + r/c (any such
+change is valid; this choice makes v enter f through v' wherever x^α does); and every term of a
+generator that a monomial generator divides is removed (the same ideal). If
 every generator ends a monomial, the chart's ideal is the monomial ideal
 x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the chart where some of those
 coordinates are non-zero its λ, m are those of the monomial ideal with them dropped, never
 smaller in λ than at the origin (and never larger in m where λ is equal); the origin lies over
 0. So the chart's λ, m over π⁻¹(0) are the monomial ideal's at the origin (its Newton
 polyhedron: exact), and λ = min over the k charts, m = max over those attaining (Watanabe 2009,
-ch. 2: π is proper and an isomorphism off C). A chart that does not end monomial declines the
-centre.
+ch. 2: π is proper and an isomorphism off C).
+
+A chart that does not end monomial can still be read: where its ideal involves fewer variables
+than the chart and only coordinates that vanish at every point over 0 (t, the variables outside
+C, and a changed v' where v does and every term of r holds such a coordinate), every point over 0
+has the local λ, m of that ideal at its origin (the other coordinates are free there, and a
+variable the ideal does not hold adds no pole whatever its prior), so the chart's value is that
+ideal's, solved by the caller as an ideal (fewer variables: the recursion ends). Otherwise the
+centre is declined.
 
 The deep linear network 2-2-2 at rank 0 (P = BA, the ideal of P's four entries, eight
 parameters): centre A = 0. Chart a₀₀: P's first column is t·(b_i0 + b_i1·a₁₀'), so b_i0' is a
