@@ -15,6 +15,7 @@ import rlct
 import verification
 from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres
 from rlct.newton import ideal_step
+from rlct.polynomial import _solve_ideal
 
 R = sp.Rational
 X = sp.symbols("x0:5")
@@ -49,7 +50,10 @@ def test_the_two_by_two_network_by_hand() -> None:
     assert (blown.result().lam, blown.result().mult) == (R(3, 2), 1)
 
 
-@pytest.mark.parametrize("widths", [[2, 2, 2], [2, 1, 2, 2], [2, 2, 1, 2], [1, 2, 3], [1, 3, 2]])
+@pytest.mark.parametrize(
+    "widths",
+    [[2, 2, 2], [2, 1, 2, 2], [2, 2, 1, 2], [1, 2, 3], [1, 3, 2], [1, 2, 2, 2], [2, 2, 2, 1]],
+)
 def test_deep_linear_networks_that_stayed_bounds_agree_with_aoyagi(widths) -> None:
     gens, names = _dln_ideal(widths)
     got = rlct.from_ideal(gens, names)
@@ -73,6 +77,21 @@ def test_the_networks_of_seven_and_eight_parameters_are_all_exact() -> None:
     rlct.blowup_coordinate; every network of 7–8 parameters at every rank is exact now."""
     summary = verification.check_dln_ideals(8)
     assert summary.checked > 250 and summary.disagreements == 0 and summary.undecided == 0
+
+
+def test_a_chart_on_fewer_variables_is_solved_as_an_ideal() -> None:
+    """[1, 2, 2, 2] at rank 0: in chart w₀₀ of the centre W₁ = 0 the change c_k = (W₂)_k0 +
+    (W₂)_k1·w sits inside the generators, and the chart is t·⟨W₃·c⟩, on 7 of the 10 variables,
+    each zero over 0: solved as an ideal (t, and a 2-2-1 network: λ = 1, m = 3, Aoyagi's)."""
+    gens, names = _dln_ideal([1, 2, 2, 2])
+    polys = _polys(gens, names)
+    centre = (0, 1)  # W₁'s two entries
+    assert centre in monomial_centres(polys)
+    assert blow_up_coordinates(polys, [0] * 10, centre) is None  # not monomial alone
+    blown = blow_up_coordinates(polys, [0] * 10, centre, _solve_ideal)
+    assert blown is not None and all(c.solved is not None for c in blown.charts)
+    assert all(len(c.changes) == 2 for c in blown.charts)
+    assert (blown.result().lam, blown.result().mult) == (1, 3)
 
 
 def test_centres_are_the_minimal_coordinate_subspaces_in_the_zeros() -> None:
@@ -144,7 +163,7 @@ def test_forced_blowups_agree_with_the_monomial_ideal(case) -> None:
     polys = _polys(gens, xs)
     found = 0
     for centre in monomial_centres(polys):
-        blown = blow_up_coordinates(polys, h, centre)
+        blown = blow_up_coordinates(polys, h, centre, _solve_ideal)
         if blown is not None:
             found += 1
             assert (blown.result().lam, blown.result().mult) == (truth.lam, truth.mult)
