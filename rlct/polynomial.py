@@ -150,8 +150,9 @@ def _solve_ideal(
 ) -> RLCT:
     """:func:`from_ideal` for validated generators: Newton, then what the generators show
     (:func:`_ideal_shortcut`), blocks, a coordinate blow-up that straightens
-    (:func:`rlct.blowup_coordinate.first_coordinate_blowup`), then K = Σ f_i² through :func:`_solve`, then (at most
-    ``blowups`` deep) a blow-up of the origin (:func:`_after_blowup`)."""
+    (:func:`rlct.blowup_coordinate.first_coordinate_blowup`), then K = Σ f_i² through
+    :func:`_solve`, then (at most ``blowups`` deep) a blow-up of the origin
+    (:func:`_after_blowup`)."""
     newton = ideal_step(polys, h, stop_at_degenerate=True).result
     if newton.exact:
         return newton
