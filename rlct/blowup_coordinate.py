@@ -235,9 +235,10 @@ def _straighten(
 ) -> tuple[list[sp.Poly], tuple[tuple[sp.Symbol, sp.Expr], ...]] | None:
     """The changes v' = g of the module docstring (g = c·v + r; a generator x^μ·g becomes the
     monomial x^μ·v'; v' keeps v's name), the generators reduced by their monomials before and
-    after each (:func:`rlct.local_generators.reduce_by_monomials`): the generators after them and the changes made; None past the
-    size limit. ``over_zero[k]`` (updated in place) says whether coordinate k is known to vanish
-    at every point over 0: a new v' does where v does and every term of r holds one that does."""
+    after each (:func:`rlct.local_generators.reduce_by_monomials`): the generators after them
+    and the changes made; None past the size limit. ``over_zero[k]`` (updated in place) says
+    whether coordinate k is known to vanish at every point over 0: a new v' does where v does
+    and every term of r holds one that does."""
     gens = strict[0].gens
     done: list[tuple[sp.Symbol, sp.Expr]] = []
     fixed: set[int] = set()
