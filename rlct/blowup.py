@@ -257,10 +257,7 @@ def _pull_back(p: sp.Poly, i: int, point: tuple[Fraction, ...]) -> sp.Poly | Non
 
 
 def _family_text(family: Family) -> str:
-    roots = "".join(
-        f", at the real roots of {a.q} (read in the coordinate v = {a.q}) λ = {a.lam}, m = {a.mult}"
-        for a in family.roots
-    )
+    roots = "".join(f"; {a.text}" for a in family.roots)
     return f"{family.label}: λ = {family.lam}, m = {family.mult}{roots}"
 
 
@@ -268,10 +265,7 @@ def _family_parts(family: Family, generic: sp.Rational) -> list[RLCT]:
     """A kind of good points: exact where a real point of it was found; else only λ ≥ its value
     (λ ≤ the generic value holds in any case); and the irrational points of a wall's line, read
     at real roots that exist."""
-    roots = [
-        RLCT.exact_value(a.lam, a.mult, f"{family.label}, at the real roots of {a.q}")
-        for a in family.roots
-    ]
+    roots = [a.part(f"{family.label},") for a in family.roots]
     if family.witness is not None:
         return [RLCT.exact_value(family.lam, family.mult, family.label), *roots]
     return [RLCT.bounds(family.lam, max(family.lam, generic), family.label), *roots]

@@ -115,7 +115,7 @@ class CoordinateBlowUp:
                 head,
                 *(Condition(f"[{t}] {c.statement}", c.status) for c in chart.solved.conditions),
             ]
-        mono = ", ".join(str(sp.Mul(*(v**a for v, a in zip(x, m)))) for m in chart.monomials)
+        mono = ", ".join(str(_monomial(x, m)) for m in chart.monomials)
         return [
             Condition(
                 f"{where}; primes dropped): the ideal is ⟨{mono}⟩ under the prior exponents "

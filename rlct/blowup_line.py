@@ -154,10 +154,7 @@ def combine_line(line: FibreBlowUp, results: Sequence[RLCT]) -> RLCT:
     """λ = min over the fibre's generic points and ``line.points`` (solved: ``results``), m = max
     over those attaining (:func:`rlct.blowup.least_over`)."""
     fibre = RLCT.exact_value(line.fibre.lam, line.fibre.mult, "the fibre's generic points")
-    roots = [
-        RLCT.exact_value(a.lam, a.mult, f"the fibre's points at the real roots of {a.q}")
-        for a in line.fibre.algebraic
-    ]
+    roots = [a.part("the fibre's points") for a in line.fibre.algebraic]
     points = [(p.label, r) for p, r in zip(line.points, results)]
     return least_over(line.condition, [fibre, *roots], points, line.name)
 

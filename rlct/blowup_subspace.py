@@ -65,11 +65,7 @@ class SubspaceBlowUp:
         primed = {w: sp.Symbol(f"{w}'")}  # the chart's coordinate w = x_i' in the changes
         changes = "".join(f", then {v}' = {g.xreplace(primed)}" for v, g in self.changes)
         special = ", ".join(str(s) for s in sorted(self.fibre.special)) or "none"
-        roots = "".join(
-            f"; at the real roots of {a.q} (read in the coordinate v = {a.q}), λ = {a.lam}, "
-            f"m = {a.mult}"
-            for a in self.fibre.algebraic
-        )
+        roots = "".join(f"; {a.text}" for a in self.fibre.algebraic)
         transverse = ", ".join(str(v) for k, v in enumerate(x) if k != i)
         return Condition(
             f"blow-up of {x[i]} = {x[j]} = 0 (chart {x[i]} = {x[j]}·{w}'{changes}): along the "

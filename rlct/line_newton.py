@@ -48,6 +48,7 @@ from .groebner import bounded_groebner
 from .newton import ideal_step
 from .polyhedron import NewtonPolyhedron
 from .projective_zeros import affine_zeros
+from .result import RLCT
 
 __all__ = [
     "MAX_FACE_TERMS",
@@ -82,6 +83,16 @@ class AlgebraicPoints:
     q: sp.Expr
     lam: sp.Rational
     mult: int
+
+    @property
+    def text(self) -> str:
+        """Where and what, for a condition."""
+        where = f"at the real roots of {self.q} (read in the coordinate v = {self.q})"
+        return f"{where}, λ = {self.lam}, m = {self.mult}"
+
+    def part(self, where: str) -> RLCT:
+        """These points as an exact part of a resolution whose other points are ``where``."""
+        return RLCT.exact_value(self.lam, self.mult, f"{where} at the real roots of {self.q}")
 
 
 def newton_along_line(

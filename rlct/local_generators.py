@@ -30,7 +30,7 @@ def strip_units(polys: list[sp.Poly]) -> list[sp.Poly]:
     for p in polys:
         mu = common_monomial([p])
         if len(p.terms()) > 1 and divide_monomial(p, mu).coeff_monomial(1) != 0:
-            p = sp.Poly(sp.Mul(*(v**a for v, a in zip(p.gens, mu))), *p.gens, domain=sp.QQ)
+            p = sp.Poly.from_dict({mu: 1}, *p.gens, domain=sp.QQ)
         out.append(p)
     return out
 
