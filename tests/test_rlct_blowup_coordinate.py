@@ -4,8 +4,6 @@ before, and forced blow-ups against an independent exact value."""
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 import sympy as sp
 from hypothesis import HealthCheck, assume, given, settings
@@ -16,6 +14,7 @@ import verification
 from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres
 from rlct.newton import ideal_step
 from rlct.polynomial import _solve_ideal
+from verification.closed_forms import dln_ideal
 
 R = sp.Rational
 X = sp.symbols("x0:5")
@@ -26,13 +25,8 @@ def _polys(gens, variables):
 
 
 def _dln_ideal(widths: list[int]) -> tuple[list[sp.Expr], list[sp.Symbol]]:
-    """The entries of P = W_L⋯W_1 (rank 0: w* = 0), layer k mapping width k to width k + 1."""
-    product, names = sp.eye(widths[0]), []
-    for k, (a, b) in enumerate(itertools.pairwise(widths)):
-        layer = sp.Matrix(b, a, lambda i, j, k=k: sp.Symbol(f"w{k}_{i}{j}"))
-        names += list(layer)
-        product = layer * product
-    return [e for e in (sp.expand(x) for x in product) if e != 0], names
+    """The entries of P = W_L⋯W_1 at rank 0 (w* = 0)."""
+    return dln_ideal(widths, 0)
 
 
 def test_the_two_by_two_network_by_hand() -> None:

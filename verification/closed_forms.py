@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import flint
@@ -152,9 +152,9 @@ def _dln_shapes(max_params: int) -> list[tuple[int, ...]]:
     return [w for _, w in sorted(shapes)]
 
 
-def _dln_ideal(widths: tuple[int, ...], r: int) -> ClosedFormCheck:
-    """The closed form against the exact λ of ⟨entries of P(w) − P(w*)⟩, w* as in the module
-    docstring (layer k maps width k to width k + 1)."""
+def dln_ideal(widths: Sequence[int], r: int) -> tuple[list[sp.Expr], list[sp.Symbol]]:
+    """The non-zero entries of P(w) − P(w*) in the shifts w − w* (w* as in the module docstring;
+    layer k maps width k to width k + 1, its entries named w{k}_{i}{j}), and those names."""
     product = star = sp.eye(widths[0])
     names = []
     for k, (a, b) in enumerate(itertools.pairwise(widths)):
@@ -162,8 +162,12 @@ def _dln_ideal(widths: tuple[int, ...], r: int) -> ClosedFormCheck:
         true = sp.Matrix(b, a, lambda i, j: 1 if i == j < r else 0)
         names += list(layer)
         product, star = (layer + true) * product, true * star
-    gens = [e for e in (sp.expand(x) for x in product - star) if e != 0]
-    exact = rlct.from_ideal(gens, names)
+    return [e for e in (sp.expand(x) for x in product - star) if e != 0], names
+
+
+def _dln_ideal(widths: tuple[int, ...], r: int) -> ClosedFormCheck:
+    """The closed form against the exact λ of ⟨entries of P(w) − P(w*)⟩ (:func:`dln_ideal`)."""
+    exact = rlct.from_ideal(*dln_ideal(widths, r))
     formula = rlct.deep_linear_network(list(widths), r)
     if exact.exact:
         shown = f"{exact.lam} (m={exact.mult})"
