@@ -15,14 +15,21 @@ lower and upper bounds add for a sum and take the minimum for a product.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sympy as sp
 
 from .factor import factor_list
 from .result import RLCT, Condition
 
-__all__ = ["combine_product", "combine_sum", "generator_blocks", "product_blocks", "sum_blocks"]
+__all__ = [
+    "combine_product",
+    "combine_sum",
+    "generator_blocks",
+    "product_blocks",
+    "split_blocks",
+    "sum_blocks",
+]
 
 
 def _components(supports: Sequence[set[int]]) -> list[set[int]]:
@@ -121,3 +128,36 @@ def combine_product(parts: Sequence[tuple[str, RLCT]]) -> RLCT:
     lower = min(r.lower for _, r in parts)
     upper = min(r.upper for _, r in parts)
     return RLCT.bounds(lower, upper, f"product of blocks {labels} (not all exact)", tuple(conds))
+
+
+def split_blocks(
+    K: sp.Poly,
+    h: Sequence[sp.Rational],
+    solve: Callable[[sp.Poly, tuple[sp.Rational, ...]], RLCT],
+) -> RLCT | None:
+    """K as a sum or a product of blocks on disjoint variables, each solved by ``solve`` and
+    combined (:func:`combine_sum`, :func:`combine_product`); None when K is neither."""
+    groups = sum_blocks(K)
+    if groups is not None:
+        parts = []
+        for g in groups:
+            gens = [K.gens[j] for j in g]
+            terms = [
+                (m, c) for m, c in K.terms() if all(m[j] == 0 for j in range(len(m)) if j not in g)
+            ]
+            block = sp.Poly.from_dict({tuple(m[j] for j in g): c for m, c in terms}, *gens)
+            parts.append((_names(gens), solve(block, tuple(h[j] for j in g))))
+        return combine_sum(parts)
+    blocks = product_blocks(K)
+    if blocks is not None:
+        parts = []
+        for block, g in blocks:
+            gens = [K.gens[j] for j in g]
+            sub = sp.Poly(block.as_expr(), *gens)
+            parts.append((_names(gens), solve(sub, tuple(h[j] for j in g))))
+        return combine_product(parts)
+    return None
+
+
+def _names(gens: Sequence[sp.Symbol]) -> str:
+    return ", ".join(map(str, gens))

@@ -1,6 +1,6 @@
 """λ and m of an ideal by the blow-up of a coordinate subspace whose every chart becomes, after
-triangular changes of coordinates, a monomial ideal or an ideal on fewer variables that all
-vanish over the origin.
+triangular changes of coordinates, a monomial ideal or an ideal on fewer variables whose least
+value over the origin is at the chart's origin.
 
 Setting: generators f_1..f_r ∈ Q[x_1..x_n], all zero on C = {x_i = 0, i ∈ S} (|S| = k ≥ 2, the
 *centre*), under the prior Π|x_i|^(h_i). The blow-up π of C has k charts. Chart j ∈ S:
@@ -11,9 +11,13 @@ generators' common monomial factor.
 Straightening: while some generator is g = x^μ·(c·v + r) with c ∈ Q∖{0}, r free of v and
 r(0) = 0, h_v = 0 and v in neither x^e nor x^μ, v' = c·v + r is a triangular change of the whole
 chart (|J| = |c|, the origin and the prior's form kept) that makes g the monomial x^μ·v'; else
-one inside a generator f = c·x^α·v + x^α·r + (terms x^α does not divide), v' = v + r/c (any such
-change is valid; this choice makes v enter f through v' wherever x^α does); and every term of a
-generator that a monomial generator divides is removed (the same ideal). If
+one with c·v + r an irreducible factor of a generator (the generator becomes v'·(the rest));
+else one inside a generator f = c·x^α·v + x^α·r + (terms x^α does not divide), v' = v + r/c
+(any such change is valid; this choice makes v enter f through v' wherever x^α does). Before
+and after each change the generators are simplified without changing the ideal: every term
+that a monomial generator divides is removed, and a generator is replaced by its remainder on
+division by another where that has fewer terms (so the 2-2-2-2 network's second column, w·(first
+column) + a''·(the rest), leaves a''·(the rest)). If
 every generator ends a monomial, the chart's ideal is the monomial ideal
 x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the chart where some of those
 coordinates are non-zero its λ, m are those of the monomial ideal with them dropped, never
@@ -22,13 +26,21 @@ smaller in λ than at the origin (and never larger in m where λ is equal); the 
 polyhedron: exact), and λ = min over the k charts, m = max over those attaining (Watanabe 2009,
 ch. 2: π is proper and an isomorphism off C).
 
-A chart that does not end monomial can still be read: where its ideal involves fewer variables
-than the chart and only coordinates that vanish at every point over 0 (t, the variables outside
-C, and a changed v' where v does and every term of r holds such a coordinate), every point over 0
-has the local λ, m of that ideal at its origin (the other coordinates are free there, and a
-variable the ideal does not hold adds no pole whatever its prior), so the chart's value is that
-ideal's, solved by the caller as an ideal (fewer variables: the recursion ends). Otherwise the
-centre is declined.
+A chart that does not end monomial can still be read where its ideal involves fewer variables
+than the chart. The coordinates that vanish at every point over 0 are t, the variables outside
+C, and a changed v' where v does and every term of r holds such a coordinate; call the others
+*free*. If the ideal holds no free variable, every point over 0 has the local λ, m of the
+ideal at its origin (a variable the ideal does not hold adds no pole whatever its prior). If
+it holds free variables u but every generator is homogeneous for weights w with w_u ≥ 1 (an
+exact linear programme, :func:`scaling_weights`), the scaling x_i ↦ s^(w_i)·x_i (s > 0) maps
+the ideal and the prior's monomial to themselves up to constants, so λ, m are constant along
+its orbits, and every point q over 0 has the chart's origin in the closure of its orbit. λ is
+lower semicontinuous and m upper semicontinuous where λ is equal (a resolution over a
+neighbourhood of a point p resolves the points q near it, and the divisors and crossings over
+such q also lie over p), so (λ, m) at the origin is the least over 0. Either way the chart's
+value is that ideal's at its origin, solved by the caller as an ideal (fewer variables: the
+recursion ends). Otherwise the centre is declined: where the free variables enter unevenly
+(Watanabe's tanh units, b·c·w(w² − 1)) points over 0 differ in a way this does not read.
 
 The deep linear network 2-2-2 at rank 0 (P = BA, the ideal of P's four entries, eight
 parameters): centre A = 0. Chart a₀₀: P's first column is t·(b_i0 + b_i1·a₁₀'), so b_i0' is a
@@ -45,9 +57,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy.solvers.simplex import InfeasibleLPError, lpmin
 
 from .blowup import common_monomial, divide_monomial
-from .local_generators import reduce_by_monomials
+from .local_generators import reduce_by_generators, reduce_by_monomials
 from .newton import ideal_step
 from .result import RLCT, Condition
 
@@ -65,6 +78,7 @@ __all__ = [
 MAX_COORDINATE_VARIABLES = 12  # centres are searched among the 2^n coordinate subspaces
 MAX_CENTRES = 64  # centres tried per ideal
 MAX_CHANGE_TERMS = 2_000  # terms of one generator after a chart's changes
+MAX_FACTOR_TERMS = 200  # generators factored in search of a change
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,7 @@ class Chart:
     lam: sp.Rational
     mult: int
     solved: RLCT | None = None  # not monomial: its ideal on fewer variables, solved
+    scaled: tuple[tuple[sp.Symbol, sp.Rational], ...] = ()  # free variables' scaling weights
 
 
 @dataclass(frozen=True)
@@ -104,11 +119,21 @@ class CoordinateBlowUp:
         rest = ", ".join(f"{x[i]} = {t}·{x[i]}'" for i in self.centre if i != chart.j)
         where = f"chart {t} ({rest}" + "".join(f", then {v}' = {g}" for v, g in chart.changes)
         if chart.solved is not None:
+            if chart.scaled:
+                weights = ", ".join(f"{v}: {w}" for v, w in chart.scaled)
+                how = (
+                    f"each zero at every point over 0 but {', '.join(str(v) for v, _ in chart.scaled)}, "
+                    f"and the ideal is homogeneous for the weights {{{weights}}} (the others "
+                    f"as the linear programme chose): scaling those variables towards 0 keeps "
+                    f"λ, m, and λ, m at a limit point are no larger (semicontinuity), so the "
+                    f"least over 0 is at the origin"
+                )
+            else:
+                how = "each zero at every point over 0, so each such point has the ideal's λ, m"
             head = Condition(
                 f"{where}; primes dropped): the ideal involves fewer variables than the chart, "
-                f"each zero at every point over 0, so each such point has the ideal's λ, m at its "
-                f"origin: λ = {chart.lam}, m = {chart.mult} by {chart.solved.method} "
-                f"(rlct.blowup_coordinate)",
+                f"{how}: λ = {chart.lam}, m = {chart.mult} at its origin by "
+                f"{chart.solved.method} (rlct.blowup_coordinate)",
                 True,
             )
             return [
@@ -151,8 +176,8 @@ def blow_up_coordinates(
     solve: Solve | None = None,
 ) -> CoordinateBlowUp | None:
     """The blow-up of {x_i = 0, i ∈ ``centre``} (module docstring); None where a chart ends
-    neither a monomial ideal nor (with ``solve``) an exact ideal on fewer variables that all
-    vanish over 0, or a change grows past ``MAX_CHANGE_TERMS``."""
+    neither a monomial ideal nor (with ``solve``) an exact ideal on fewer variables whose least
+    value over 0 is at its origin, or a change grows past ``MAX_CHANGE_TERMS``."""
     charts = []
     for j in centre:
         chart = _chart(polys, tuple(sp.Rational(a) for a in h), centre, j, solve)
@@ -166,8 +191,8 @@ def first_coordinate_blowup(
     polys: Sequence[sp.Poly], h: Sequence[sp.Rational], solve: Solve | None = None
 ) -> RLCT | None:
     """The value of the first centre (:func:`monomial_centres`) whose every chart straightens
-    into a monomial ideal, or into an ideal on fewer variables that all vanish over 0, solved by
-    ``solve`` (module docstring); None when no centre does."""
+    into a monomial ideal, or into an ideal on fewer variables whose least value over 0 is at
+    its origin, solved by ``solve`` (module docstring); None when no centre does."""
     for centre in monomial_centres(polys):
         if (blown := blow_up_coordinates(polys, h, centre, solve)) is not None:
             return blown.result()
@@ -193,7 +218,7 @@ def _chart(
     straightened = _straighten([divide_monomial(p, e) for p in pulled], prior, e, over_zero)
     if straightened is None:
         return None
-    strict, changes = straightened
+    strict, changes, over_zero = straightened
     if any(len(p.terms()) != 1 for p in strict):
         return _solved_chart(strict, e, prior, over_zero, j, changes, solve)
     monomials = tuple(sorted({tuple(a + b for a, b in zip(p.monoms()[0], e)) for p in strict}))
@@ -214,35 +239,62 @@ def _solved_chart(
     solve: Solve | None,
 ) -> Chart | None:
     """A chart that is not monomial: where the ideal x^e·⟨strict⟩ involves fewer variables than
-    the chart and only coordinates that vanish at every point over 0, each such point has the
-    local λ, m of that ideal at its origin (the others are free there), solved by ``solve``."""
+    the chart, and the free coordinates it holds (not known to vanish over 0) can be scaled to 0
+    (:func:`scaling_weights`), the least λ, m over 0 is that ideal's at its origin (module
+    docstring), solved by ``solve``."""
     gens = strict[0].gens
     involved = [
         k for k in range(len(gens)) if e[k] or any(m[k] for p in strict for m in p.monoms())
     ]
-    if solve is None or len(involved) >= len(gens) or not all(over_zero[k] for k in involved):
+    if solve is None or len(involved) >= len(gens):
         return None
     names = [gens[k] for k in involved]
     ideal = [sp.Poly(_monomial(gens, e) * p.as_expr(), *names, domain=sp.QQ) for p in strict]
+    free = [i for i, k in enumerate(involved) if not over_zero[k]]
+    weights = scaling_weights(ideal, free) if free else ()
+    if weights is None:
+        return None
     value = solve(ideal, tuple(prior[k] for k in involved))
     if not value.exact:
         return None
-    return Chart(j, changes, (), tuple(prior), value.lam, value.mult, value)
+    scaled = tuple((names[i], weights[i]) for i in free)
+    return Chart(j, changes, (), tuple(prior), value.lam, value.mult, value, scaled)
+
+
+def scaling_weights(
+    ideal: Sequence[sp.Poly], free: Sequence[int]
+) -> tuple[sp.Rational, ...] | None:
+    """Rational weights w with every generator w-homogeneous (w·α equal over its monomials α)
+    and w_i ≥ 1 for every i in ``free``, by an exact linear programme; None where none exist.
+    Then x ↦ (s^(w_i)·x_i) maps the ideal to itself for every s > 0."""
+    gens = ideal[0].gens
+    w = sp.symbols(f"w0:{len(gens)}")
+    equal = set()
+    for p in ideal:
+        first, *rest = p.monoms()
+        equal |= {tuple(a - b for a, b in zip(m, first)) for m in rest}
+    constraints = [sp.Eq(sum(a * v for a, v in zip(d, w) if a), 0) for d in sorted(equal)]
+    constraints += [w[i] >= 1 for i in free]
+    try:
+        _, point = lpmin(sum(w[i] for i in free), constraints)
+    except InfeasibleLPError:
+        return None
+    return tuple(sp.Rational(point.get(v, 0)) for v in w)
 
 
 def _straighten(
     strict: list[sp.Poly], h: list[sp.Rational], e: tuple[int, ...], over_zero: list[bool]
-) -> tuple[list[sp.Poly], tuple[tuple[sp.Symbol, sp.Expr], ...]] | None:
+) -> tuple[list[sp.Poly], tuple[tuple[sp.Symbol, sp.Expr], ...], list[bool]] | None:
     """The changes v' = g of the module docstring (g = c·v + r; a generator x^μ·g becomes the
-    monomial x^μ·v'; v' keeps v's name), the generators reduced by their monomials before and
-    after each (:func:`rlct.local_generators.reduce_by_monomials`): the generators after them
-    and the changes made; None past the size limit. ``over_zero[k]`` (updated in place) says
-    whether coordinate k is known to vanish at every point over 0: a new v' does where v does
-    and every term of r holds one that does."""
+    monomial x^μ·v'; v' keeps v's name), the generators simplified before and after each
+    (:func:`_simplify`): the generators after them, the changes made, and which coordinates are
+    known to vanish at every point over 0 after them (``over_zero``: before): a new v' does
+    where v does and every term of r holds one that does. None past the size limit."""
     gens = strict[0].gens
+    over_zero = list(over_zero)
     done: list[tuple[sp.Symbol, sp.Expr]] = []
     fixed: set[int] = set()
-    strict = reduce_by_monomials(strict)
+    strict = _simplify(strict)
     while (found := _change(strict, h, e, fixed)) is not None:
         k, g, a, mu = found
         v = gens[k]
@@ -257,14 +309,24 @@ def _straighten(
             if len(q.terms()) > MAX_CHANGE_TERMS:
                 return None
             rewritten.append(q)
-        strict = reduce_by_monomials(rewritten)
+        strict = _simplify(rewritten)
         fixed.add(k)
         rest = [m for m, _ in g.terms() if m[k] == 0]
         over_zero[k] = over_zero[k] and all(
             any(a and over_zero[i] for i, a in enumerate(m)) for m in rest
         )
         done.append((v, g.as_expr()))
-    return strict, tuple(done)
+    return strict, tuple(done), over_zero
+
+
+def _simplify(polys: list[sp.Poly]) -> list[sp.Poly]:
+    """The same ideal, its generators reduced by the monomial ones and by one another
+    (:mod:`rlct.local_generators`) until neither changes them."""
+    while True:
+        out = reduce_by_generators(reduce_by_monomials(polys))
+        if [p.as_dict() for p in out] == [p.as_dict() for p in polys]:
+            return out
+        polys = out
 
 
 Change = tuple[int, sp.Poly, int | None, tuple[int, ...]]
@@ -296,11 +358,25 @@ def _change(
             if allowed(k) and mu[k] == 0 and g.degree(v) == 1 and g.diff(v).is_ground:
                 return k, g, a, mu
     for p in strict:
+        for u in _factors(p):
+            for k, v in enumerate(gens):
+                if allowed(k) and u.degree(v) == 1 and u.diff(v).is_ground:
+                    return k, u, None, (0,) * len(gens)
+    for p in strict:
         for k, v in enumerate(gens):
             if allowed(k) and p.degree(v) == 1 and len((slope := p.diff(v)).terms()) == 1:
                 if (inner := _inside(p, k, slope)) is not None:
                     return k, inner, None, (0,) * len(gens)
     return None
+
+
+def _factors(p: sp.Poly) -> list[sp.Poly]:
+    """The irreducible factors u of p over Q with u(0) = 0 and at least two terms (not
+    monomials, not units near 0), for generators of at most ``MAX_FACTOR_TERMS`` terms."""
+    if len(p.terms()) < 2 or len(p.terms()) > MAX_FACTOR_TERMS:
+        return []
+    _, factors = p.factor_list()
+    return [u for u, _ in factors if len(u.terms()) > 1 and u.coeff_monomial(1) == 0]
 
 
 def _inside(p: sp.Poly, k: int, slope: sp.Poly) -> sp.Poly | None:

@@ -3,7 +3,8 @@
 Order of attempts (each step proves what it claims; a result is exact only if one of them is):
 
 0. Smooth hypersurfaces crossing normally (:mod:`rlct.smooth`): K = unit·Π f_i^(e_i) with
-   factors whose gradients at 0 are independent, exact from one factorisation. (After a
+   factors whose gradients at 0 are independent, exact from one factorisation; an ideal whose
+   generators' gradients are independent, r/2 for r generators. (After a
    degenerate Newton step, also a power of a non-degenerate quadratic form, :mod:`rlct.quadric`,
    any product of linear forms, :mod:`rlct.arrangement`, and a power of a hypersurface whose own
    Newton polyhedron is non-degenerate, :mod:`rlct.hypersurface`.) An ideal, or K written as a
@@ -29,7 +30,8 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    deep); or on a curve or more, when in each chart all but finitely many (rational) of its
    points are of one kind, the strict transform ⟨v_1..v_s, u^j⟩ in coordinates there
    (:mod:`rlct.blowup_families`), and the finitely many are solved so. Where bounds remain, a blow-up
-   of a coordinate subspace {x_i = x_j = 0} in the zeros (a line in three variables,
+   of a coordinate subspace {x_i = x_j = 0} in the zeros (an ideal tries any codimension first,
+   before K = Σ f_i², where charts straighten: :mod:`rlct.blowup_coordinate`; a line in three variables,
    :mod:`rlct.blowup_line`; codimension two in four to eight, :mod:`rlct.blowup_subspace`). An
    expanded K does not get this step: its zeros on the exceptional divisor are those of one
    form, decided here only with the sum of squares in hand.
@@ -48,7 +50,7 @@ import sympy as sp
 
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
-from .blocks import combine_product, combine_sum, product_blocks, sum_blocks
+from .blocks import split_blocks
 from .blowup import blow_up_origin, combine_points
 from .blowup_coordinate import first_coordinate_blowup
 from .blowup_line import blow_up_line, combine_line
@@ -67,7 +69,7 @@ from .plane import resolve_plane
 from .psd import quadratic_form_rlct
 from .quadric import quadric_power_rlct
 from .result import RLCT, Condition
-from .smooth import smooth_crossing_rlct
+from .smooth import regular_ideal_rlct, smooth_crossing_rlct
 
 __all__ = ["from_ideal", "from_polynomial"]
 
@@ -148,12 +150,22 @@ def _solve_ideal(
     blowups: int = MAX_BLOWUPS,
     budget: _Budget | None = None,
 ) -> RLCT:
-    """:func:`from_ideal` for validated generators: Newton, then what the generators show
+    """:func:`from_ideal` for validated generators: a regular ideal
+    (:func:`rlct.smooth.regular_ideal_rlct`), Newton, then what the generators show
     (:func:`_ideal_shortcut`), blocks, a coordinate blow-up that straightens
     (:func:`rlct.blowup_coordinate.first_coordinate_blowup`), then K = Σ f_i² through
     :func:`_solve`, then (at most ``blowups`` deep) a blow-up of the origin
     (:func:`_after_blowup`)."""
-    newton = ideal_step(polys, h, stop_at_degenerate=True).result
+    if (regular := regular_ideal_rlct(polys, h)) is not None:
+        return regular
+    try:
+        newton = ideal_step(polys, h, stop_at_degenerate=True).result
+    except TooLargeError:  # too many faces to check: steps that need no Newton verdict
+        if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
+            return split
+        if (coordinates := first_coordinate_blowup(polys, h, _solve_ideal)) is not None:
+            return coordinates
+        raise
     if newton.exact:
         return newton
     if (shortcut := _ideal_shortcut(polys, h, newton)) is not None:
@@ -284,7 +296,7 @@ def _solve(
             return found
     if (reduction := drop_constant_directions(K, h)) is not None:
         return _after_reduction(reduction, newton, _solve_fresh(reduction.K, reduction.h, budget))
-    split = _split(K, h, budget)
+    split = split_blocks(K, h, lambda block, hb: _solve_fresh(block, hb, budget))
     if split is not None:
         return split
     present = [j for j, x in enumerate(K.gens) if K.degree(x) > 0]
@@ -317,34 +329,6 @@ def _after_reduction(reduction: Reduction, newton: RLCT, sub: RLCT) -> RLCT:
         return RLCT.exact_value(sub.lam, sub.mult, method, conditions)
     lower, upper = max(newton.lower, sub.lower), min(newton.upper, sub.upper)
     return RLCT.bounds(lower, upper, method, (*newton.conditions, *conditions))
-
-
-def _split(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT | None:
-    """Step 2: a sum or product of blocks on disjoint variables, each solved on its own."""
-    groups = sum_blocks(K)
-    if groups is not None:
-        parts = []
-        for g in groups:
-            gens = [K.gens[j] for j in g]
-            terms = [
-                (m, c) for m, c in K.terms() if all(m[j] == 0 for j in range(len(m)) if j not in g)
-            ]
-            block = sp.Poly.from_dict({tuple(m[j] for j in g): c for m, c in terms}, *gens)
-            parts.append((_names(gens), _solve_fresh(block, tuple(h[j] for j in g), budget)))
-        return combine_sum(parts)
-    blocks = product_blocks(K)
-    if blocks is not None:
-        parts = []
-        for block, g in blocks:
-            gens = [K.gens[j] for j in g]
-            sub = sp.Poly(block.as_expr(), *gens)
-            parts.append((_names(gens), _solve_fresh(sub, tuple(h[j] for j in g), budget)))
-        return combine_product(parts)
-    return None
-
-
-def _names(gens: Sequence[sp.Symbol]) -> str:
-    return ", ".join(map(str, gens))
 
 
 def _search(

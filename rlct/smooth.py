@@ -18,6 +18,7 @@ polyhedron of K as written is degenerate: (x − y)²(x + y + z)² (λ = 1/2, m 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 import sympy as sp
@@ -26,7 +27,7 @@ from .factor import LocalFactors, linear_part, local_factors
 from .ranks import rank_of
 from .result import RLCT, Condition
 
-__all__ = ["coordinate_index", "smooth_crossing_rlct"]
+__all__ = ["coordinate_index", "regular_ideal_rlct", "smooth_crossing_rlct"]
 
 METHOD = "smooth normal crossing: factors of K with independent gradients at 0"
 
@@ -70,3 +71,29 @@ def smooth_crossing_rlct(
         True,
     )
     return RLCT.exact_value(lam, ratios.count(lam), METHOD, (cond,))
+
+
+def regular_ideal_rlct(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT | None:
+    """λ = r/2, m = 1 for ⟨f_1..f_r⟩ whose gradients at 0, together with the coordinates x_j
+    that carry a prior exponent, are linearly independent over Q: by the inverse function
+    theorem the f_i and those x_j are part of a coordinate system near 0, in which the ideal is
+    ⟨y_1..y_r⟩ and the prior unit·Π|x_j|^(h_j) is free of the y_i, so K = Σ y_i² gives r/2 with
+    m = 1 (any number of generators, where the Newton polyhedron may have too many faces to
+    check). None otherwise."""
+    prior = [j for j, hj in enumerate(h) if hj != 0]
+    rows = [linear_part(p) for p in polys]
+    rows += [[Fraction(int(i == j)) for i in range(len(h))] for j in prior]
+    if not polys or rank_of(rows) < len(rows):
+        return None
+    cond = Condition(
+        f"the {len(polys)} generators' gradients at 0"
+        f"{' and the prior coordinates' if prior else ''} are linearly independent over Q "
+        f"(rank {len(rows)}), so the generators are coordinates near 0 and the ideal is theirs",
+        True,
+    )
+    return RLCT.exact_value(
+        sp.Rational(len(polys), 2),
+        1,
+        "regular ideal: generators with independent gradients",
+        (cond,),
+    )

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import rlct
 import verification
-from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres
+from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres, scaling_weights
 from rlct.newton import ideal_step
 from rlct.polynomial import _solve_ideal
 from verification.closed_forms import dln_ideal
@@ -86,6 +86,36 @@ def test_a_chart_on_fewer_variables_is_solved_as_an_ideal() -> None:
     assert blown is not None and all(c.solved is not None for c in blown.charts)
     assert all(len(c.changes) == 2 for c in blown.charts)
     assert (blown.result().lam, blown.result().mult) == (1, 3)
+
+
+@pytest.mark.parametrize(("widths", "lam", "mult"), [([2, 3, 2], 2, 2), ([2, 2, 2, 2], R(3, 2), 3)])
+def test_charts_that_keep_free_variables_scale_them_to_the_origin(widths, lam, mult) -> None:
+    """[2, 3, 2] and [2, 2, 2, 2] at rank 0 (twelve parameters, bounds before): in chart w₀₀
+    of the centre W₁ = 0 the ideal keeps the free a'' = a₁₁' − a₀₁'a₁₀' (and a₂₁'' for 2-3-2),
+    each generator homogeneous in it, so the least value over 0 is at the chart's origin. The
+    values are Aoyagi's (λ, m given here from his formula, an independent source)."""
+    gens, names = _dln_ideal(widths)
+    polys = _polys(gens, names)
+    centre = (0, 1, 2, 3) if widths[1] == 2 else (0, 1, 2, 3, 4, 5)
+    blown = blow_up_coordinates(polys, [0] * len(names), centre, _solve_ideal)
+    assert blown is not None
+    assert all(c.solved is not None and c.scaled for c in blown.charts)
+    assert all(w >= 1 for c in blown.charts for _, w in c.scaled)
+    assert (blown.result().lam, blown.result().mult) == (lam, mult)
+    assert "homogeneous for the weights" in " ".join(c.statement for c in blown.result().conditions)
+    got = rlct.from_ideal(gens, names)
+    formula = rlct.deep_linear_network(widths, 0)
+    assert got.exact and (got.lam, got.mult) == (formula.lam, formula.mult) == (lam, mult)
+
+
+def test_scaling_weights_exist_only_for_homogeneous_generators() -> None:
+    x, y, z = X[:3]
+    homogeneous = _polys([x * y - z**2, y**3], (x, y, z))
+    w = scaling_weights(homogeneous, [0])
+    assert w is not None and w[0] >= 1 and w[0] + w[1] == 2 * w[2]
+    # y·(x³ − x): 3w_x + w_y = w_x + w_y forces w_x = 0, so x cannot be scaled to 0
+    assert scaling_weights(_polys([y * (x**3 - x), z], (x, y, z)), [0]) is None
+    assert scaling_weights(_polys([y * (x**3 - x), z], (x, y, z)), [2]) is not None
 
 
 def test_centres_are_the_minimal_coordinate_subspaces_in_the_zeros() -> None:

@@ -52,3 +52,14 @@ def test_no_split_where_the_factor_s_variable_is_inside() -> None:
     assert monomial_factor_split(polys) is None
     polys = [sp.Poly(f, x, y) for f in (x + y, y**2)]
     assert monomial_factor_split(polys) is None
+
+
+def test_blocks_answer_where_the_newton_polyhedron_has_too_many_faces() -> None:
+    """⟨x0², …, x9², x10³ + x0·x10²⟩: eleven vertices in eleven variables, more faces than the
+    Newton step checks (TooLargeError before). By blocks: nine ⟨x_i²⟩, 1/4 each, and
+    ⟨x0², x10²(x10 + x0)⟩, whose K has the Newton face x0⁴ + x10⁶ (no real zero off the axes):
+    λ = 1/t with t·(1/4 + 1/6) = 1, 5/12. λ = 9/4 + 5/12 = 8/3, m = 1."""
+    xs = sp.symbols("x0:11")
+    got = rlct.from_ideal([x**2 for x in xs[:-1]] + [xs[10] ** 3 + xs[0] * xs[10] ** 2], xs)
+    assert got.exact and (got.lam, got.mult) == (sp.Rational(8, 3), 1)
+    assert rlct.from_ideal([x**2 for x in xs], xs).lam == sp.Rational(11, 4)

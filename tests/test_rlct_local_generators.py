@@ -5,7 +5,12 @@ from __future__ import annotations
 import sympy as sp
 
 import rlct
-from rlct.local_generators import local_generators, reduce_by_monomials, strip_units
+from rlct.local_generators import (
+    local_generators,
+    reduce_by_generators,
+    reduce_by_monomials,
+    strip_units,
+)
 
 x0, x1, x2, x3 = X = sp.symbols("x0:4")
 
@@ -43,3 +48,15 @@ def test_an_ideal_that_splits_only_after_both() -> None:
     assert _exprs(local_generators(_polys(*gens))) == [x3, -2 * x1**2 + x1 * x2**3 + 3 * x2]
     got = rlct.from_ideal([sp.expand(g) for g in gens], X)
     assert got.exact and (got.lam, got.mult) == (1, 1)
+
+
+def test_remainders_with_fewer_terms_replace_generators_and_keep_the_ideal() -> None:
+    """x²y + x·z² + z³ = x·(xy + z²) + z³: the remainder z³ replaces it; the reduced Gröbner
+    bases (an independent test of equal ideals) agree, and a generator that nothing shortens
+    stays."""
+    f, g = x0 * x1 + x2**2, x0**2 * x1 + x0 * x2**2 + x2**3
+    got = reduce_by_generators(_polys(f, g, x3**2 + x1))
+    assert _exprs(got) == [f, x2**3, x3**2 + x1]
+    assert sp.groebner(_exprs(got), *X) == sp.groebner([f, g, x3**2 + x1], *X)
+    # a multiple of another generator goes altogether
+    assert _exprs(reduce_by_generators(_polys(f, (x0 - x3) * f))) == [f]

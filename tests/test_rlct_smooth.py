@@ -92,3 +92,34 @@ def test_two_lines_agree_with_the_plane_resolution(f, g, k1, k2, hx) -> None:
         return
     plane = resolve_plane(K, h)
     assert (mine.lam, mine.mult) == (plane.lam, plane.mult)
+
+
+def test_a_regular_ideal_of_many_generators_is_half_their_number() -> None:
+    """The deep linear network 1-1-10 at rank 1: ⟨w0 + w1_0 + w0·w1_0, w1_i·(1 + w0)⟩ (i = 1..9)
+    has a Newton polyhedron of 2^11 faces (TooLargeError before); its ten gradients at 0 are
+    independent, so λ = 10/2 (Aoyagi: r(M + N − r)/2 = 5, m = 1)."""
+    from rlct.polynomial import from_ideal
+    from verification.closed_forms import dln_ideal
+
+    gens, names = dln_ideal([1, 1, 10], 1)
+    got = from_ideal(gens, names)
+    formula = rlct.deep_linear_network([1, 1, 10], 1)
+    assert got.exact and (got.lam, got.mult) == (formula.lam, formula.mult) == (5, 1)
+    assert got.method.startswith("regular ideal")
+
+
+def test_a_regular_ideal_needs_independent_gradients_and_prior_coordinates() -> None:
+    from rlct.smooth import regular_ideal_rlct
+
+    x, y, z = sp.symbols("x y z")
+    polys = [sp.Poly(e, x, y, z, domain=sp.QQ) for e in (x + y**2, y + x * z)]
+    got = regular_ideal_rlct(polys, (0, 0, 0))
+    assert got is not None and (got.lam, got.mult) == (1, 1)
+    assert regular_ideal_rlct(polys, (0, 0, 2)) is not None  # z is free of the gradients
+    assert regular_ideal_rlct(polys, (2, 0, 0)) is None  # |x|² on the generator x + y²
+    dependent = [sp.Poly(e, x, y, z, domain=sp.QQ) for e in (x + y**2, x + z**2)]
+    assert regular_ideal_rlct(dependent, (0, 0, 0)) is None
+    # with |x|² the value differs, so declining matters: x = u − v² + … in the coordinates
+    # u = x + y², v = y + xz, so K ~ u'² + v² under |u'|² (u' = x): λ = 3/2 + 1/2 = 2, m = 1
+    got = rlct.from_ideal([x + y**2, y + x * z], [x, y, z], [2, 0, 0])
+    assert got.exact and (got.lam, got.mult) == (2, 1)
