@@ -57,12 +57,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
-from sympy.solvers.simplex import InfeasibleLPError, lpmin
 
 from .blowup import common_monomial, divide_monomial
 from .local_generators import reduce_by_generators, reduce_by_monomials
 from .newton import ideal_step
 from .result import RLCT, Condition
+from .scaling import scaling_weights
 
 Solve = Callable[[list[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
@@ -73,6 +73,7 @@ __all__ = [
     "blow_up_coordinates",
     "first_coordinate_blowup",
     "monomial_centres",
+    "scaling_weights",
 ]
 
 MAX_COORDINATE_VARIABLES = 12  # centres are searched among the 2^n coordinate subspaces
@@ -178,10 +179,15 @@ def blow_up_coordinates(
     """The blow-up of {x_i = 0, i ∈ ``centre``} (module docstring); None where a chart ends
     neither a monomial ideal nor (with ``solve``) an exact ideal on fewer variables whose least
     value over 0 is at its origin, or a change grows past ``MAX_CHANGE_TERMS``."""
-    charts = []
+    found = []
     for j in centre:
         chart = _chart(polys, tuple(sp.Rational(a) for a in h), centre, j, solve)
         if chart is None:
+            return None
+        found.append(chart)
+    charts = []
+    for chart in found:  # the ideals last: none is solved where another chart declines
+        if (chart := chart if isinstance(chart, Chart) else chart()) is None:
             return None
         charts.append(chart)
     return CoordinateBlowUp(tuple(polys[0].gens), centre, tuple(charts))
@@ -205,7 +211,9 @@ def _chart(
     centre: tuple[int, ...],
     j: int,
     solve: Solve | None,
-) -> Chart | None:
+) -> Chart | Callable[[], Chart | None] | None:
+    """Chart ``j`` straightened: a monomial chart, one to solve as an ideal (deferred), or
+    None."""
     gens = polys[0].gens
     t = gens[j]
     image = {gens[i]: t * gens[i] for i in centre if i != j}
@@ -237,11 +245,11 @@ def _solved_chart(
     j: int,
     changes: tuple[tuple[sp.Symbol, sp.Expr], ...],
     solve: Solve | None,
-) -> Chart | None:
+) -> Callable[[], Chart | None] | None:
     """A chart that is not monomial: where the ideal x^e·⟨strict⟩ involves fewer variables than
     the chart, and the free coordinates it holds (not known to vanish over 0) can be scaled to 0
     (:func:`scaling_weights`), the least λ, m over 0 is that ideal's at its origin (module
-    docstring), solved by ``solve``."""
+    docstring): its solve by ``solve``, deferred (None when it is not exact)."""
     gens = strict[0].gens
     involved = [
         k for k in range(len(gens)) if e[k] or any(m[k] for p in strict for m in p.monoms())
@@ -254,32 +262,15 @@ def _solved_chart(
     weights = scaling_weights(ideal, free) if free else ()
     if weights is None:
         return None
-    value = solve(ideal, tuple(prior[k] for k in involved))
-    if not value.exact:
-        return None
     scaled = tuple((names[i], weights[i]) for i in free)
-    return Chart(j, changes, (), tuple(prior), value.lam, value.mult, value, scaled)
 
+    def solved() -> Chart | None:
+        value = solve(ideal, tuple(prior[k] for k in involved))
+        if not value.exact:
+            return None
+        return Chart(j, changes, (), tuple(prior), value.lam, value.mult, value, scaled)
 
-def scaling_weights(
-    ideal: Sequence[sp.Poly], free: Sequence[int]
-) -> tuple[sp.Rational, ...] | None:
-    """Rational weights w with every generator w-homogeneous (w·α equal over its monomials α)
-    and w_i ≥ 1 for every i in ``free``, by an exact linear programme; None where none exist.
-    Then x ↦ (s^(w_i)·x_i) maps the ideal to itself for every s > 0."""
-    gens = ideal[0].gens
-    w = sp.symbols(f"w0:{len(gens)}")
-    equal = set()
-    for p in ideal:
-        first, *rest = p.monoms()
-        equal |= {tuple(a - b for a, b in zip(m, first)) for m in rest}
-    constraints = [sp.Eq(sum(a * v for a, v in zip(d, w) if a), 0) for d in sorted(equal)]
-    constraints += [w[i] >= 1 for i in free]
-    try:
-        _, point = lpmin(sum(w[i] for i in free), constraints)
-    except InfeasibleLPError:
-        return None
-    return tuple(sp.Rational(point.get(v, 0)) for v in w)
+    return solved
 
 
 def _straighten(

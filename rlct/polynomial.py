@@ -163,8 +163,11 @@ def _solve_ideal(
     except TooLargeError:  # too many faces to check: steps that need no Newton verdict
         if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
             return split
-        if (coordinates := first_coordinate_blowup(polys, h, _solve_ideal)) is not None:
+        if (coordinates := first_coordinate_blowup(polys, h, _solve_chart)) is not None:
             return coordinates
+        shortcut = _ideal_shortcut(polys, h, _crude_bounds(polys, h))
+        if shortcut is not None and shortcut.exact:
+            return shortcut
         raise
     if newton.exact:
         return newton
@@ -172,12 +175,28 @@ def _solve_ideal(
         return shortcut
     if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
         return split
-    if (coordinates := first_coordinate_blowup(polys, h, _solve_ideal)) is not None:
+    if (coordinates := first_coordinate_blowup(polys, h, _solve_chart)) is not None:
         return coordinates
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     result = _solve(K, h, budget or _Budget(), newton)
     result = result if result.exact else _after_blowup(polys, h, result, blowups)
     return result if split is None else _intersect(result, split)
+
+
+def _solve_chart(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
+    """A coordinate blow-up's chart solved as an ideal without the costly steps (no coordinate
+    search on K, no blow-up of the origin): a chart that needs them declines its centre."""
+    return _solve_ideal(polys, h, 0, _Budget(0, 0))
+
+
+def _crude_bounds(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
+    """Bounds that need no Newton polyhedron: λ ≥ 1/ord₀(K) for K = Σ f_i² under a prior with
+    h ≥ 0 (:mod:`rlct.newton`), and λ ≤ Σ (h_j + 1)/2, λ of Σ w_j², since K ≤ C·Σ w_j² near 0."""
+    order = 2 * min(min(sum(m) for m in p.monoms()) for p in polys)
+    lower = sp.Rational(1, order) if all(x >= 0 for x in h) else sp.Integer(0)
+    upper = sum((x + 1 for x in h), sp.Integer(0)) / 2
+    cond = Condition(f"ord₀(K) = {order}; K ≤ C·Σ w_j² near 0", True)
+    return RLCT.bounds(lower, upper, "order and Σ w_j² bounds", (cond,))
 
 
 def _ideal_blocks(
