@@ -317,3 +317,21 @@ exact_222 = rlct.from_ideal(list(B_ * A_), [*A_, *B_])
 aoyagi_222 = rlct.deep_linear_network([2, 2, 2], 0)
 print(exact_222.method, "→ λ =", exact_222.lam, " m =", exact_222.mult)
 assert exact_222.exact and (exact_222.lam, exact_222.mult) == (aoyagi_222.lam, aoyagi_222.mult)
+
+# %% [markdown]
+# Twelve parameters: the 2-2-2-2 network at rank 0, P = CBA. In chart a₀₀ of the same centre the
+# first column becomes t·C·B·(1, a₁₀')ᵀ, and after it the second column leaves t·a''·C·B·e₁ with
+# a'' = a₁₁' − a₀₁'a₁₀'. That a'' is *free*: it need not vanish over 0, so the points over 0 are
+# not all alike. But every generator is homogeneous in a'' (weight 1, found by an exact linear
+# programme, `rlct.scaling`), so scaling a'' → 0 keeps λ and m, and the chart's origin, in the
+# closure of every orbit, has the least λ and the largest m over 0 (semicontinuity). The chart is
+# then solved at its origin as an ideal on ten of the twelve variables.
+
+# %%
+from verification.closed_forms import dln_ideal  # noqa: E402
+
+exact_2222 = rlct.from_ideal(*dln_ideal([2, 2, 2, 2], 0))
+aoyagi_2222 = rlct.deep_linear_network([2, 2, 2, 2], 0)
+print(exact_2222.method, "→ λ =", exact_2222.lam, " m =", exact_2222.mult)
+assert exact_2222.exact and (exact_2222.lam, exact_2222.mult) == (aoyagi_2222.lam, aoyagi_2222.mult)
+print(next(c.statement[:160] for c in exact_2222.conditions if "homogeneous" in c.statement))

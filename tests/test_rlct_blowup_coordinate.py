@@ -46,7 +46,16 @@ def test_the_two_by_two_network_by_hand() -> None:
 
 @pytest.mark.parametrize(
     "widths",
-    [[2, 2, 2], [2, 1, 2, 2], [2, 2, 1, 2], [1, 2, 3], [1, 3, 2], [1, 2, 2, 2], [2, 2, 2, 1]],
+    [
+        [2, 2, 2],
+        [2, 1, 2, 2],
+        [2, 2, 1, 2],
+        [1, 2, 3],
+        [1, 3, 2],
+        [1, 2, 2, 2],
+        [2, 2, 2, 1],
+        [1, 2, 2, 2, 1],  # a chart needs a₀' = a₀ + w·a₁ (rlct.straighten, "through")
+    ],
 )
 def test_deep_linear_networks_that_stayed_bounds_agree_with_aoyagi(widths) -> None:
     gens, names = _dln_ideal(widths)
@@ -196,3 +205,19 @@ def test_forced_blowups_agree_with_the_monomial_ideal(case) -> None:
         assert (got.lam, got.mult) == (truth.lam, truth.mult)
     else:
         assert got.lower <= truth.lam <= got.upper
+
+
+def test_a_generator_that_holds_two_variables_through_one_combination_loses_one() -> None:
+    """f = u₀·(a₀ + w·a₁) + u₁·(b₀ + w·b₁) (a row times a layer's two columns combined by a chart
+    of the next layer) is linear in a₀ and a₁ with ∂f/∂a₁ = w·∂f/∂a₀, so a₀' = a₀ + w·a₁ (and
+    b₀' = b₀ + w·b₁) leave u₀·a₀' + u₁·b₀', free of a₁, b₁ and w."""
+    from rlct.straighten import straighten
+
+    u0, u1, a0, a1, b0, b1, w = sp.symbols("u0 u1 a0 a1 b0 b1 w")
+    gens = (u0, u1, a0, a1, b0, b1, w)
+    f = sp.Poly(u0 * (a0 + w * a1) + u1 * (b0 + w * b1), *gens, domain=sp.QQ)
+    zero = [sp.Integer(0)] * 7
+    strict, changes, over_zero = straighten([f], zero, (0,) * 7, [True] * 6 + [False])
+    assert [p.as_expr() for p in strict] == [u0 * a0 + u1 * b0]
+    assert dict(changes) == {a0: a0 + a1 * w, b0: b0 + b1 * w}
+    assert over_zero == [True] * 6 + [False]  # a₀' = a₀ + w·a₁ vanishes where a₀, a₁ do
