@@ -8,18 +8,11 @@ x_j = t, x_i = t·x_i' (i ∈ S∖{j}), the rest unchanged, |det π'| = |t|^(k�
 |t|^(k−1+Σ_S h)·Π_(S∖j)|x_i'|^(h_i)·Π_(rest)|x_i|^(h_i). There f∘π = x^e·g with x^e the
 generators' common monomial factor.
 
-Straightening: while some generator is g = x^μ·(c·v + r) with c ∈ Q∖{0}, r free of v and
-r(0) = 0, h_v = 0 and v in neither x^e nor x^μ, v' = c·v + r is a triangular change of the whole
-chart (|J| = |c|, the origin and the prior's form kept) that makes g the monomial x^μ·v'; else
-one with c·v + r an irreducible factor of a generator (the generator becomes v'·(the rest));
-else one inside a generator f = c·x^α·v + x^α·r + (terms x^α does not divide), v' = v + r/c
-(any such change is valid; this choice makes v enter f through v' wherever x^α does). Before
-and after each change the generators are simplified without changing the ideal: every term
-that a monomial generator divides is removed, and a generator is replaced by its remainder on
-division by another where that has fewer terms (so the 2-2-2-2 network's second column, w·(first
-column) + a''·(the rest), leaves a''·(the rest)). If
-every generator ends a monomial, the chart's ideal is the monomial ideal
-x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the chart where some of those
+Straightening (:mod:`rlct.straighten`): triangular changes v' = c·v + r of the whole chart
+(c ∈ Q∖{0}, r free of v, r(0) = 0, h_v = 0, v not in x^e: |J| = |c|, the origin and the prior's
+form kept), each making a generator a monomial or simpler, with the generators reduced by one
+another between them (the same ideal). If every generator ends a monomial, the chart's ideal
+is the monomial ideal x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the chart where some of those
 coordinates are non-zero its λ, m are those of the monomial ideal with them dropped, never
 smaller in λ than at the origin (and never larger in m where λ is equal); the origin lies over
 0. So the chart's λ, m over π⁻¹(0) are the monomial ideal's at the origin (its Newton
@@ -62,19 +55,17 @@ from .blowup import common_monomial, divide_monomial
 from .newton import ideal_step
 from .result import RLCT, Condition
 from .scaling import scaling_weights
-from .straighten import MAX_CHANGE_TERMS, straighten
+from .straighten import straighten
 
 Solve = Callable[[list[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
 __all__ = [
     "MAX_CENTRES",
-    "MAX_CHANGE_TERMS",
     "MAX_COORDINATE_VARIABLES",
     "CoordinateBlowUp",
     "blow_up_coordinates",
     "first_coordinate_blowup",
     "monomial_centres",
-    "scaling_weights",
 ]
 
 MAX_COORDINATE_VARIABLES = 12  # centres are searched among the 2^n coordinate subspaces
@@ -177,7 +168,7 @@ def blow_up_coordinates(
 ) -> CoordinateBlowUp | None:
     """The blow-up of {x_i = 0, i ∈ ``centre``} (module docstring); None where a chart ends
     neither a monomial ideal nor (with ``solve``) an exact ideal on fewer variables whose least
-    value over 0 is at its origin, or a change grows past ``MAX_CHANGE_TERMS``."""
+    value over 0 is at its origin, or a change grows past ``rlct.straighten.MAX_CHANGE_TERMS``."""
     found = []
     for j in centre:
         chart = _chart(polys, tuple(sp.Rational(a) for a in h), centre, j, solve)

@@ -14,6 +14,10 @@ coordinate a factor is, else 0), and m the number of factors that attain it (REF
 This is exact for any degree and cheap (one factorisation and one rank over Q), where the Newton
 polyhedron of K as written is degenerate: (x − y)²(x + y + z)² (λ = 1/2, m = 2), (x + y + z)^60
 (λ = 1/60, which took 132 s), (y − x²)²(z − x³)⁴ (λ = 1/4).
+
+The same argument reads an ideal ⟨f_1..f_r⟩ whose gradients at 0 (with the prior's coordinates)
+are independent: the f_i are coordinates, the ideal is ⟨y_1..y_r⟩, λ = r/2 and m = 1
+(:func:`regular_ideal_rlct`; the Newton polyhedron of ten such generators can have 2¹¹ faces).
 """
 
 from __future__ import annotations

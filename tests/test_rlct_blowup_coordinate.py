@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 import rlct
 import verification
-from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres, scaling_weights
+from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres
 from rlct.newton import ideal_step
 from rlct.polynomial import _solve_ideal
+from rlct.scaling import scaling_weights
 from verification.closed_forms import dln_ideal
 
 R = sp.Rational
