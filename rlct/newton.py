@@ -189,14 +189,20 @@ def newton_analysis(
 
 
 def newton_step(
-    p: sp.Poly, h: tuple[sp.Rational, ...], stop_at_degenerate: bool = False
+    p: sp.Poly,
+    h: tuple[sp.Rational, ...],
+    stop_at_degenerate: bool = False,
+    check_sign: bool = True,
 ) -> NewtonAnalysis:
     """:func:`newton_analysis` for K already validated: ``p`` from :func:`as_polynomial` (or built
     from one), ``h`` from ``prior_vector``, one exponent per generator of ``p``;
     ``stop_at_degenerate`` as in ``_analyse`` (for the pipeline, which only needs bounds once a
-    face is degenerate; :func:`newton_analysis` decides every face)."""
+    face is degenerate; :func:`newton_analysis` decides every face). ``check_sign=False`` skips
+    the search for a negative face value, for a K whose sign is known (a sum of squares, or a
+    checked K after a change of coordinates: the pipeline's inner steps)."""
     poly = NewtonPolyhedron(p.monoms(), "K")
-    _check_nonnegative_faces(p, poly)
+    if check_sign:
+        _check_nonnegative_faces(p, poly)
     systems = [(f, [face_polynomial(p, f)]) for f in poly.compact_faces]
     order = min(sum(m) for m in p.monoms())
     return _analyse(poly, systems, p.gens, h, True, 1, order, "polynomial K", stop_at_degenerate)

@@ -329,11 +329,14 @@ def _solve(
                 newton.lower, newton.upper, newton.method, (*newton.conditions, note)
             )
         return RLCT.exact_value(res.lam, res.mult, PLANE_METHOD, res.conditions())
-    return _search(K, h, budget, newton, analysis or newton_step(K, h, stop_at_degenerate=True))
+    analysis = analysis or newton_step(K, h, stop_at_degenerate=True, check_sign=False)
+    return _search(K, h, budget, newton, analysis)
 
 
 def _solve_fresh(K: sp.Poly, h: tuple[sp.Rational, ...], budget: _Budget) -> RLCT:
-    analysis = newton_step(K, h, stop_at_degenerate=True)
+    """K from an inner step (a change of coordinates, a block, fewer variables) of a K whose sign
+    was checked or is a sum of squares: its sign is not searched again."""
+    analysis = newton_step(K, h, stop_at_degenerate=True, check_sign=False)
     newton = analysis.result
     return newton if newton.exact else _solve(K, h, budget, newton, analysis)
 
