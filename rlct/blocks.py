@@ -23,6 +23,7 @@ from .factor import factor_list
 from .result import RLCT, Condition
 
 __all__ = [
+    "block_names",
     "combine_product",
     "combine_sum",
     "generator_blocks",
@@ -146,7 +147,7 @@ def split_blocks(
                 (m, c) for m, c in K.terms() if all(m[j] == 0 for j in range(len(m)) if j not in g)
             ]
             block = sp.Poly.from_dict({tuple(m[j] for j in g): c for m, c in terms}, *gens)
-            parts.append((_names(gens), solve(block, tuple(h[j] for j in g))))
+            parts.append((block_names(gens), solve(block, tuple(h[j] for j in g))))
         return combine_sum(parts)
     blocks = product_blocks(K)
     if blocks is not None:
@@ -154,10 +155,11 @@ def split_blocks(
         for block, g in blocks:
             gens = [K.gens[j] for j in g]
             sub = sp.Poly(block.as_expr(), *gens)
-            parts.append((_names(gens), solve(sub, tuple(h[j] for j in g))))
+            parts.append((block_names(gens), solve(sub, tuple(h[j] for j in g))))
         return combine_product(parts)
     return None
 
 
-def _names(gens: Sequence[sp.Symbol]) -> str:
+def block_names(gens: Sequence[sp.Symbol]) -> str:
+    """A block's variables as its label: 'x, y'."""
     return ", ".join(map(str, gens))

@@ -55,7 +55,7 @@ from .blowup import common_monomial, divide_monomial
 from .newton import ideal_step
 from .result import RLCT, Condition
 from .scaling import scaling_weights
-from .straighten import straighten
+from .straighten import monomial, straighten
 
 Solve = Callable[[list[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
@@ -131,7 +131,7 @@ class CoordinateBlowUp:
                 head,
                 *(Condition(f"[{t}] {c.statement}", c.status) for c in chart.solved.conditions),
             ]
-        mono = ", ".join(str(_monomial(x, m)) for m in chart.monomials)
+        mono = ", ".join(str(monomial(x, m)) for m in chart.monomials)
         return [
             Condition(
                 f"{where}; primes dropped): the ideal is ⟨{mono}⟩ under the prior exponents "
@@ -220,7 +220,7 @@ def _chart(
     if any(len(p.terms()) != 1 for p in strict):
         return _solved_chart(strict, e, prior, over_zero, j, changes, solve)
     monomials = tuple(sorted({tuple(a + b for a, b in zip(p.monoms()[0], e)) for p in strict}))
-    ideal = [sp.Poly(_monomial(gens, m), *gens, domain=sp.QQ) for m in monomials]
+    ideal = [sp.Poly(monomial(gens, m), *gens, domain=sp.QQ) for m in monomials]
     value = ideal_step(ideal, tuple(prior)).result
     if not value.exact:  # a monomial ideal is never degenerate; kept as a guard
         return None
@@ -247,7 +247,7 @@ def _solved_chart(
     if solve is None or len(involved) >= len(gens):
         return None
     names = [gens[k] for k in involved]
-    ideal = [sp.Poly(_monomial(gens, e) * p.as_expr(), *names, domain=sp.QQ) for p in strict]
+    ideal = [sp.Poly(monomial(gens, e) * p.as_expr(), *names, domain=sp.QQ) for p in strict]
     free = [i for i, k in enumerate(involved) if not over_zero[k]]
     weights = scaling_weights(ideal, free) if free else ()
     if weights is None:
@@ -261,7 +261,3 @@ def _solved_chart(
         return Chart(j, changes, (), tuple(prior), value.lam, value.mult, value, scaled)
 
     return solved
-
-
-def _monomial(gens: Sequence[sp.Symbol], exponents: Sequence[int]) -> sp.Expr:
-    return sp.Mul(*(v**a for v, a in zip(gens, exponents)))

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import sympy as sp
 
-from .blocks import combine_product, combine_sum, generator_blocks
+from .blocks import block_names, combine_product, combine_sum, generator_blocks
 from .blowup import common_monomial, divide_monomial
 from .local_generators import local_generators
 from .newton import ideal_step
@@ -44,7 +44,7 @@ def ideal_blocks(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], solve: So
         for group, members in blocks:
             names = [gens[j] for j in group]
             block = [sp.Poly(polys[i].as_expr(), *names) for i in members]
-            parts.append((_names(names), solve(block, tuple(h[j] for j in group))))
+            parts.append((block_names(names), solve(block, tuple(h[j] for j in group))))
         return combine_sum(parts)
     split = monomial_factor_split(polys)
     if split is None:
@@ -53,10 +53,10 @@ def ideal_blocks(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], solve: So
     inside = [k for k, a in enumerate(e) if a]
     names = [gens[k] for k in inside]
     factor = sp.Poly(sp.Mul(*(gens[k] ** e[k] for k in inside)), *names)
-    parts = [(_names(names), ideal_step([factor], tuple(h[k] for k in inside)).result)]
+    parts = [(block_names(names), ideal_step([factor], tuple(h[k] for k in inside)).result)]
     if rest:
         others = [k for k, a in enumerate(e) if not a]
-        parts.append((_names(rest[0].gens), solve(rest, tuple(h[k] for k in others))))
+        parts.append((block_names(rest[0].gens), solve(rest, tuple(h[k] for k in others))))
     return combine_product(parts)
 
 
@@ -78,7 +78,3 @@ def monomial_factor_split(
         return e, []
     others = [gens[k] for k in range(n) if not e[k]]
     return e, [sp.Poly(g.as_expr(), *others) for g in strict]
-
-
-def _names(gens: Sequence[sp.Symbol]) -> str:
-    return ", ".join(map(str, gens))

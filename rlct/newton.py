@@ -35,6 +35,7 @@ __all__ = [
     "ideal_step",
     "newton_analysis",
     "newton_step",
+    "order_bounds",
 ]
 
 
@@ -113,6 +114,16 @@ def _check_nonnegative_faces(p: sp.Poly, poly: NewtonPolyhedron) -> None:
 
 def _lower_bound(order: int, h: tuple[sp.Rational, ...]) -> sp.Rational:
     return sp.Rational(1, order) if all(x >= 0 for x in h) else sp.Integer(0)
+
+
+def order_bounds(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
+    """Bounds on λ of K = Σ f_i² that need no Newton polyhedron (for one with too many faces):
+    λ ≥ 1/ord₀(K) (module docstring), and λ ≤ Σ (h_j + 1)/2, λ of Σ w_j², since every f_i
+    vanishes at 0 and so K ≤ C·Σ w_j² near 0."""
+    order = 2 * min(min(sum(m) for m in p.monoms()) for p in polys)
+    upper = sum((x + 1 for x in h), sp.Integer(0)) / 2
+    cond = Condition(f"ord₀(K) = {order}; K ≤ C·Σ w_j² near 0", True)
+    return RLCT.bounds(_lower_bound(order, h), upper, "order and Σ w_j² bounds", (cond,))
 
 
 def _analyse(

@@ -64,7 +64,14 @@ from .factor import LocalFactors, local_factors
 from .hypersurface import hypersurface_power_rlct
 from .ideal_blocks import ideal_blocks
 from .linear_change import monomial_after_linear_change
-from .newton import NewtonAnalysis, as_generators, as_polynomial, ideal_step, newton_step
+from .newton import (
+    NewtonAnalysis,
+    as_generators,
+    as_polynomial,
+    ideal_step,
+    newton_step,
+    order_bounds,
+)
 from .plane import resolve_plane
 from .psd import quadratic_form_rlct
 from .quadric import quadric_power_rlct
@@ -158,25 +165,22 @@ def _solve_ideal(
     (:func:`_after_blowup`)."""
     if (regular := regular_ideal_rlct(polys, h)) is not None:
         return regular
+    too_large = None
     try:
         newton = ideal_step(polys, h, stop_at_degenerate=True).result
-    except TooLargeError:  # too many faces to check: steps that need no Newton verdict
-        if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
-            return split
-        if (coordinates := first_coordinate_blowup(polys, h, _solve_chart)) is not None:
-            return coordinates
-        shortcut = _ideal_shortcut(polys, h, _crude_bounds(polys, h))
-        if shortcut is not None and shortcut.exact:
-            return shortcut
-        raise
+    except TooLargeError as err:  # too many faces: bounds that need none, then the steps
+        newton, too_large = order_bounds(polys, h), err  # that need no Newton verdict
     if newton.exact:
         return newton
-    if (shortcut := _ideal_shortcut(polys, h, newton)) is not None:
+    shortcut = _ideal_shortcut(polys, h, newton)
+    if shortcut is not None and (shortcut.exact or too_large is None):
         return shortcut
     if (split := _ideal_blocks(polys, h, blowups)) is not None and split.exact:
         return split
     if (coordinates := first_coordinate_blowup(polys, h, _solve_chart)) is not None:
         return coordinates
+    if too_large is not None:
+        raise too_large
     K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
     result = _solve(K, h, budget or _Budget(), newton)
     result = result if result.exact else _after_blowup(polys, h, result, blowups)
@@ -187,16 +191,6 @@ def _solve_chart(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
     """A coordinate blow-up's chart solved as an ideal without the costly steps (no coordinate
     search on K, no blow-up of the origin): a chart that needs them declines its centre."""
     return _solve_ideal(polys, h, 0, _Budget(0, 0))
-
-
-def _crude_bounds(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
-    """Bounds that need no Newton polyhedron: λ ≥ 1/ord₀(K) for K = Σ f_i² under a prior with
-    h ≥ 0 (:mod:`rlct.newton`), and λ ≤ Σ (h_j + 1)/2, λ of Σ w_j², since K ≤ C·Σ w_j² near 0."""
-    order = 2 * min(min(sum(m) for m in p.monoms()) for p in polys)
-    lower = sp.Rational(1, order) if all(x >= 0 for x in h) else sp.Integer(0)
-    upper = sum((x + 1 for x in h), sp.Integer(0)) / 2
-    cond = Condition(f"ord₀(K) = {order}; K ≤ C·Σ w_j² near 0", True)
-    return RLCT.bounds(lower, upper, "order and Σ w_j² bounds", (cond,))
 
 
 def _ideal_blocks(
@@ -269,11 +263,15 @@ def _ideal_shortcut(
 ) -> RLCT | None:
     """What the generators show before they are squared and summed: one affine in a variable
     (:mod:`rlct.elimination`), or all products of independent linear forms
-    (:mod:`rlct.linear_change`, a monomial ideal, always exact). None when neither applies."""
+    (:mod:`rlct.linear_change`, a monomial ideal, always exact). None when neither applies (or
+    that monomial ideal has too many faces to check)."""
     if (elimination := eliminate_affine_generator(polys, h)) is not None:
         return _after_elimination(elimination, newton)
     if (change := monomial_after_linear_change(polys, h)) is not None:
-        mono = ideal_step(change.generators, change.h).result
+        try:
+            mono = ideal_step(change.generators, change.h).result
+        except TooLargeError:  # too many faces: the later steps may still answer
+            return None
         method = f"linear change to a monomial ideal: {mono.method}"
         return RLCT.exact_value(mono.lam, mono.mult, method, (change.condition, *mono.conditions))
     return None

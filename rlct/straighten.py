@@ -27,7 +27,7 @@ import sympy as sp
 from .blowup import common_monomial, divide_monomial
 from .local_generators import reduce_by_generators, reduce_by_monomials
 
-__all__ = ["MAX_CHANGE_TERMS", "MAX_FACTOR_TERMS", "straighten"]
+__all__ = ["MAX_CHANGE_TERMS", "MAX_FACTOR_TERMS", "monomial", "straighten"]
 
 MAX_CHANGE_TERMS = 2_000  # terms of one generator after a chart's changes
 MAX_FACTOR_TERMS = 200  # generators factored in search of a change
@@ -54,7 +54,7 @@ def straighten(
         rewritten = []
         for b, p in enumerate(strict):
             if b == a:
-                rewritten.append(sp.Poly(v * _monomial(gens, mu), *gens, domain=sp.QQ))
+                rewritten.append(sp.Poly(v * monomial(gens, mu), *gens, domain=sp.QQ))
                 continue
             q = sp.Poly(sp.expand(p.as_expr().xreplace({v: inverse})), *gens, domain=sp.QQ)
             if len(q.terms()) > MAX_CHANGE_TERMS:
@@ -161,5 +161,6 @@ def _inside(p: sp.Poly, k: int, slope: sp.Poly) -> sp.Poly | None:
     return sp.Poly.from_dict({unit: 1, **inner}, *p.gens, domain=sp.QQ)
 
 
-def _monomial(gens: Sequence[sp.Symbol], exponents: Sequence[int]) -> sp.Expr:
+def monomial(gens: Sequence[sp.Symbol], exponents: Sequence[int]) -> sp.Expr:
+    """Π gens_i^exponents_i."""
     return sp.Mul(*(v**a for v, a in zip(gens, exponents)))
