@@ -12,7 +12,12 @@ Along F. The chart's generators are x^e·g_k, x^e their common monomial factor. 
 u·v + r with u a non-zero rational, v free of prior and of x^e, not w or x_j, and r zero on F
 (each term of r holds a coordinate other than w), v' = g_k is a polynomial change of the whole
 chart with constant Jacobian 1/u that maps F onto itself and leaves the prior alone; the other
-g's are rewritten in v' (repeated while there is such a generator). F's generic points are then
+g's are rewritten in v' (repeated while there is such a generator). (Not the changes of
+:mod:`rlct.straighten` restricted to those keeping F in place: whether the Newton polyhedron along
+F decides depends on the generators, and that module's simplifications, its guard against
+undoing a monomial generator and its changes inside a generator declined 2 of the 236 forced
+blow-ups of ``benchmarks/bench_rlct_subspace.py`` that this rule reads, and decided none more.)
+F's generic points are then
 read by the Newton polyhedron whose coefficients are polynomials in w (:mod:`rlct.line_newton`),
 which names finitely many special values; each special point w = s and chart i's point is an
 ideal again, solved by the caller (:func:`rlct.blowup_line.fibre_points`).

@@ -22,7 +22,7 @@ are independent: the f_i are coordinates, the ideal is ⟨y_1..y_r⟩, λ = r/2 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
 import sympy as sp
@@ -41,6 +41,15 @@ def coordinate_index(f: sp.Poly) -> int | None:
     if len(f.terms()) != 1 or f.total_degree() != 1:
         return None
     return next(j for j, e in enumerate(f.monoms()[0]) if e)
+
+
+def independent_with_coordinates(
+    rows: Sequence[Sequence[Fraction]], coordinates: Iterable[int], n: int
+) -> bool:
+    """The gradients ``rows`` together with those of the coordinates x_j (j in ``coordinates``,
+    n variables) are linearly independent over Q (exact rank, :func:`rlct.ranks.rank_of`)."""
+    rows = [*rows, *([Fraction(int(i == j)) for i in range(n)] for j in coordinates)]
+    return rank_of(rows) == len(rows)
 
 
 def smooth_crossing_rlct(
@@ -62,16 +71,15 @@ def smooth_crossing_rlct(
         hj = prior.pop(j, sp.Integer(0)) if j is not None else sp.Integer(0)
         rows.append(linear_part(f))
         ratios.append((hj + 1) / sp.Integer(e))
-    rows += [[Fraction(int(i == j)) for i in range(len(h))] for j in prior]
-    if rank_of(rows) < len(rows):
+    if not independent_with_coordinates(rows, prior, len(h)):
         return None  # the hypersurfaces do not cross normally at 0
     lam = min(ratios)
     named = ", ".join(f"({f.as_expr()})^{e}" for f, e in vanishing)
     cond = Condition(
         f"K = unit·{named} with the unit {unit_at_0} > 0 at 0 and even exponents; the factors' "
         f"gradients at 0{' and the prior coordinates' if prior else ''} are linearly "
-        f"independent over Q (rank {len(rows)}), so they are coordinates near 0 in which K and "
-        "the prior are a normal crossing",
+        f"independent over Q (rank {len(rows) + len(prior)}), so they are coordinates near 0 in "
+        "which K and the prior are a normal crossing",
         True,
     )
     return RLCT.exact_value(lam, ratios.count(lam), METHOD, (cond,))
@@ -86,13 +94,13 @@ def regular_ideal_rlct(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> 
     check). None otherwise."""
     prior = [j for j, hj in enumerate(h) if hj != 0]
     rows = [linear_part(p) for p in polys]
-    rows += [[Fraction(int(i == j)) for i in range(len(h))] for j in prior]
-    if not polys or rank_of(rows) < len(rows):
+    if not polys or not independent_with_coordinates(rows, prior, len(h)):
         return None
     cond = Condition(
         f"the {len(polys)} generators' gradients at 0"
         f"{' and the prior coordinates' if prior else ''} are linearly independent over Q "
-        f"(rank {len(rows)}), so the generators are coordinates near 0 and the ideal is theirs",
+        f"(rank {len(rows) + len(prior)}), so the generators are coordinates near 0 and the "
+        "ideal is theirs",
         True,
     )
     return RLCT.exact_value(
