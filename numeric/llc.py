@@ -19,6 +19,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``warmup``            step size, friction raising and burn-in
 ``momentum``          LM → BAOAB where the adapted step outpaces the slowest direction
 ``sampling``          the number of draws, the draws, their extension until mixed
+``settle``            the draws made burn-in while the chains still spread away from w*
 ``step_check``        the chains continued at ε/2 and back at ε: the step's bias, λ₀ at ε → 0
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
 ``result``            the statistics and findings every estimate shares (``findings``)
@@ -27,7 +28,6 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -53,19 +53,20 @@ from numeric.probes import DataProbes
 from numeric.restarts import can_restart, final_divergence, restart_finding, restart_options
 from numeric.restrict import require_eval_mode
 from numeric.result import (
-    LLCConfig,
     LLCEstimate,
     full_data_estimate,
     make_estimate,
     summarise_chains,
 )
+from numeric.run_config import run_config
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
+from numeric.settle import draw_until_settled, retuner, settling_finding
 from numeric.spreading import escalate
 from numeric.step_check import check_bias, run_check
 from numeric.torch_limits import run_differentiable
 from numeric.types import Constants, Draws, Tuning, Warmup
-from numeric.warmup import relax, warm_up
+from numeric.warmup import warm_up
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -246,9 +247,14 @@ def _run(
             switch=switch, check=probes.check_curvature,
         )  # fmt: skip
         plan = probes.plan
-        drawn = sample(
-            chains, plan, opts, warm, problem.n, problem.batch_size,
-            problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
+        warm, drawn = draw_until_settled(
+            lambda w: sample(
+                chains, plan, opts, w, problem.n, problem.batch_size,
+                problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
+            ),
+            warm, automatic=opts.num_burnin is None, alive=lambda: chains.alive.cpu().numpy(),
+            steps_done=lambda: chains.steps_done,
+            retune=retuner(plan, opts, probes.heating, probes.check_curvature),
         )  # fmt: skip
         if opts.step_check:
             drawn = drawn._replace(
@@ -328,6 +334,7 @@ def _estimate(
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
     findings = [*summary.divergence, *restarts, *summary.standard]
+    findings.extend(settling_finding(drawn.settled, warm.num_burnin))
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
     slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive)
     findings.extend(slow)
@@ -356,45 +363,10 @@ def _estimate(
         init_loss=problem.init_loss,
         nbeta=problem.nbeta,
         findings=findings,
-        config=_config(problem, plan, opts, warm, drawn),
+        config=run_config(problem, plan, opts, warm, drawn),
         full_data=full_data,
         slow_ess=slow_ess,
         slow_rhat=slow_rhat,
         minibatch_inflation=drawn.inflation,
         step_check=checked,
-    )
-
-
-def _config(
-    problem: Problem, plan: LLCPlan, opts: LLCOptions, warm: Warmup, drawn: Draws
-) -> LLCConfig:
-    tuning, hinfo, w = warm.tuning, plan.hessian, problem.w_star
-    return LLCConfig(
-        n=problem.n,
-        nbeta=problem.nbeta,
-        nbeta_rule=problem.nbeta_rule,
-        gamma=float(opts.gamma),
-        prior_precision=float(opts.prior_precision),
-        step_size=tuning.step_size,
-        step_size_rule=warm.step_size_rule,
-        curvature=tuning.kappa,
-        num_chains=opts.num_chains,
-        num_draws=int(drawn.num_draws),
-        num_burnin=warm.num_burnin,
-        batch_size=problem.batch_size,
-        seed=opts.seed,
-        sampler="sgld",
-        integrator=plan.integrator,
-        gradient=opts.gradient,
-        acceptance_rate=float("nan"),
-        full_loss_every=drawn.full_loss_every if drawn.full_losses else 0,
-        anchor_every=tuning.anchor_every,
-        friction=tuning.friction if plan.integrator == "baoab" else math.nan,
-        num_params=problem.dim,
-        device=str(w.device),
-        dtype=str(w.dtype).removeprefix("torch."),
-        preconditioner=plan.preconditioner,
-        condition_number=hinfo.condition_number,
-        relaxation_steps=relax(tuning, plan.kappa_min),
-        laplace_llc=hinfo.laplace_llc(),
     )

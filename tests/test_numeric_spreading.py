@@ -9,24 +9,15 @@ import math
 import numpy as np
 import pytest
 import torch
+from _spreading import dln_868, spreads
 
 import numeric
 from numeric.findings import Finding
 from numeric.spreading import GROWTH, check_spreading, escalate, spread_growth
-from verification.experiments.dln import dln_estimate
-from verification.experiments.teachers import dln_teacher
-
-
-def _spreads(rise: float, *, t: int = 400, c: int = 4, noise: float = 0.02, seed: int = 0):
-    """‖w − w*‖² [T, C]: the line 1 + rise·s, s from 0 to 1 over the draws, times independent
-    relative noise of size ``noise`` in every chain."""
-    rng = np.random.default_rng(seed)
-    line = 1.0 + rise * np.linspace(0.0, 1.0, t)[:, None]
-    return line * (1.0 + noise * rng.standard_normal((t, c)))
 
 
 def test_growth_of_a_line_is_its_rise_between_the_quarters() -> None:
-    x = _spreads(0.4, noise=0.0)
+    x = spreads(0.4, noise=0.0)
     g, z, last = spread_growth(x)
     # quarter means of 1 + 0.4·s, s = k/399: s̄ = 49.5/399 (first 100) and 349.5/399 (last 100)
     first_mean, last_mean = 1 + 0.4 * 49.5 / 399, 1 + 0.4 * 349.5 / 399
@@ -36,14 +27,14 @@ def test_growth_of_a_line_is_its_rise_between_the_quarters() -> None:
 
 
 def test_stationary_chains_give_nothing() -> None:
-    x = _spreads(0.0, noise=0.2)
+    x = spreads(0.0, noise=0.2)
     g, z, _ = spread_growth(x)
     assert abs(g) < GROWTH and abs(z) < 3
     assert check_spreading(x, np.ones(4, bool)) == ()
 
 
 def test_growing_chains_give_a_warning_with_the_growth() -> None:
-    x = _spreads(0.5)
+    x = spreads(0.5)
     (warn,) = check_spreading(x, np.ones(4, bool))
     assert (warn.code, warn.severity) == ("spreading", "warning")
     g, _, _ = spread_growth(x)  # (1.4375 − 1.0625)/1.4375 ≈ 0.26 for a rise of 0.5
@@ -56,7 +47,7 @@ def _finding(code: str) -> Finding:
 
 
 def test_escalated_to_an_error_only_beyond_the_quadratic_region_with_capped_draws() -> None:
-    (warn,) = check_spreading(_spreads(0.5), np.ones(4, bool))
+    (warn,) = check_spreading(spreads(0.5), np.ones(4, bool))
     others = [_finding("beyond_quadratic"), _finding("draws_capped")]
     got = escalate([warn, *others])
     assert [f.severity for f in got] == ["error", "warning", "warning"]
@@ -66,10 +57,10 @@ def test_escalated_to_an_error_only_beyond_the_quadratic_region_with_capped_draw
 
 
 def test_growth_below_the_threshold_or_in_one_chain_only_is_not_reported() -> None:
-    small = _spreads(0.5 * GROWTH, noise=0.001)  # significant, but under GROWTH
+    small = spreads(0.5 * GROWTH, noise=0.001)  # significant, but under GROWTH
     assert spread_growth(small)[1] > 3
     assert check_spreading(small, np.ones(4, bool)) == ()
-    one = _spreads(0.0, noise=0.01)
+    one = spreads(0.0, noise=0.01)
     one[:, 0] *= np.linspace(1.0, 3.0, len(one))  # one chain wanders off, three stay
     g, z, _ = spread_growth(one)
     assert g > GROWTH and z < 3
@@ -77,25 +68,17 @@ def test_growth_below_the_threshold_or_in_one_chain_only_is_not_reported() -> No
 
 
 def test_diverged_chains_are_left_out_and_short_records_are_not_read() -> None:
-    x = _spreads(0.0, noise=0.05)
+    x = spreads(0.0, noise=0.05)
     x[:, 2] = np.linspace(1.0, 1e6, len(x))  # a chain running away (dropped as diverged)
     alive = np.array([True, True, False, True])
     assert check_spreading(x, alive) == ()
     assert check_spreading(x, np.ones(4, bool)) == ()  # one chain grows: z small
-    assert check_spreading(_spreads(1.0)[:5], np.ones(4, bool)) == ()
+    assert check_spreading(spreads(1.0)[:5], np.ones(4, bool)) == ()
     assert check_spreading(None, np.ones(4, bool)) == ()
 
 
-def _dln_868(**estimator) -> numeric.LLCEstimate:
-    """The two-layer deep linear network 8-6-8 at its true parameter of full rank (n = 2,000,
-    noise-free): 36 directions of the GL(6) orbit are flat at w*, held by γ alone, and the
-    curvature changes along them."""
-    _, est = dln_estimate(dln_teacher((8, 6, 8), 6, 0), 2000, num_chains=4, seed=0, **estimator)
-    return est
-
-
 def test_chains_spreading_along_an_orbit_are_reported() -> None:
-    est = _dln_868(num_burnin=100, num_draws=2000)
+    est = dln_868(num_burnin=100, num_draws=2000)
     found = {f.code: f for f in est.diagnostics}
     assert found["spreading"].severity == "warning"  # lengths given: nothing was capped
     assert found["spreading"].values["growth"] > 0.3
@@ -105,7 +88,7 @@ def test_chains_spreading_along_an_orbit_are_reported() -> None:
 
 
 def test_chains_held_near_w_star_are_not_reported() -> None:
-    est = _dln_868(num_burnin=100, num_draws=2000, gamma=100.0)
+    est = dln_868(num_burnin=100, num_draws=2000, gamma=100.0)
     assert "spreading" not in {f.code for f in est.diagnostics}, est
 
 

@@ -1,0 +1,51 @@
+"""The configuration an ``estimate_llc`` run reports (``LLCEstimate.config``), from its
+problem, plan, options, warm-up and draws."""
+
+from __future__ import annotations
+
+import math
+
+from numeric.model import Problem
+from numeric.options import LLCOptions
+from numeric.plan import LLCPlan
+from numeric.result import LLCConfig
+from numeric.types import Draws, Warmup
+from numeric.warmup import relax
+
+__all__ = ["run_config"]
+
+
+def run_config(
+    problem: Problem, plan: LLCPlan, opts: LLCOptions, warm: Warmup, drawn: Draws
+) -> LLCConfig:
+    """The ``LLCConfig`` of a finished run of ``estimate_llc``: what was chosen, and by which rule."""
+    tuning, hinfo, w = warm.tuning, plan.hessian, problem.w_star
+    return LLCConfig(
+        n=problem.n,
+        nbeta=problem.nbeta,
+        nbeta_rule=problem.nbeta_rule,
+        gamma=float(opts.gamma),
+        prior_precision=float(opts.prior_precision),
+        step_size=tuning.step_size,
+        step_size_rule=warm.step_size_rule,
+        curvature=tuning.kappa,
+        num_chains=opts.num_chains,
+        num_draws=int(drawn.num_draws),
+        num_burnin=warm.num_burnin,
+        batch_size=problem.batch_size,
+        seed=opts.seed,
+        sampler="sgld",
+        integrator=plan.integrator,
+        gradient=opts.gradient,
+        acceptance_rate=float("nan"),
+        full_loss_every=drawn.full_loss_every if drawn.full_losses else 0,
+        anchor_every=tuning.anchor_every,
+        friction=tuning.friction if plan.integrator == "baoab" else math.nan,
+        num_params=problem.dim,
+        device=str(w.device),
+        dtype=str(w.dtype).removeprefix("torch."),
+        preconditioner=plan.preconditioner,
+        condition_number=hinfo.condition_number,
+        relaxation_steps=relax(tuning, plan.kappa_min),
+        laplace_llc=hinfo.laplace_llc(),
+    )
