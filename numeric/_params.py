@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,7 +54,12 @@ def flatten_params(
         numels.append(math.prod(value.shape))
         flats.append(value.detach().reshape(-1))
     dev = torch.device(device) if device is not None else flats[0].device
-    dt = dtype if dtype is not None else flats[0].dtype
+    # mixed dtypes run in the widest (order-independent), as torch's type promotion would
+    dt = (
+        dtype
+        if dtype is not None
+        else functools.reduce(torch.promote_types, [f.dtype for f in flats])
+    )
     flat = torch.cat([f.to(device=dev, dtype=dt) for f in flats])
     if flat.numel() == 0:
         raise InvalidInputError("params have no elements")

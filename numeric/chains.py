@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from numeric.errors import DivergenceError
+from numeric.errors import DivergenceError, InvalidInputError
 from numeric.options import OnDivergence
 from numeric.types import Record, Trace, Tuning
 
@@ -98,6 +98,24 @@ def check_block(
             "every chain diverged", chain=c, step=s, cause=cause, step_size=step_size
         )
     return alive
+
+
+def check_reference(ref: Tensor, first_step: int) -> None:
+    """Raise where the loss at w* itself, L_B(w*) on a drawn minibatch [C, b], is not finite:
+    the loss is undefined on some minibatches, which no step size or restart mends (a divergence
+    restarted three times before it said so)."""
+    bad = ~torch.isfinite(ref)
+    if not bool(bad.any()):
+        return
+    chains, steps = bad.nonzero(as_tuple=True)
+    c, s = int(chains[0]), int(steps[0])
+    raise InvalidInputError(
+        f"the loss at w* is {float(ref[c, s])} on a minibatch the chains drew (chain {c}, step "
+        f"{first_step + s}), though L_n(w*) on the whole data is finite: a loss that averages "
+        "over a count that depends on the batch (cross-entropy with ignore_index on a batch "
+        "whose targets are all ignored, a masked mean) is undefined on such batches, whatever "
+        "the step size. Use a larger batch_size, or a loss that is a mean over the samples"
+    )
 
 
 def stepwise_block(
@@ -186,6 +204,7 @@ class Chains:
             self.state, tr = self.block(self.state, m, tuning, record)
             if norms and tr.drift_sq is not None:
                 self.norms.add(tr.drift_sq, tr.noise_sq, m)
+            check_reference(tr.ref, self.steps_done + done)
             self.alive = check_block(
                 tr.loss - tr.ref,
                 self.nbeta,

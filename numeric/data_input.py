@@ -19,6 +19,7 @@ from torch.utils.data import (
     IterableDataset,
     RandomSampler,
     SequentialSampler,
+    TensorDataset,
     default_collate,
     default_convert,
 )
@@ -45,8 +46,11 @@ def as_data(data: Any) -> Any:
       An item drawn at random (augmentation) is drawn once.
     * a list or tuple of tuples or dicts is refused: samples and minibatches look alike there.
 
+    * a ``TensorDataset`` (a DataLoader's too) becomes the tuple of its tensors, which are then
+      cast to the run's dtype and moved to its device as any tuple is.
+
     Anything else is returned as it is: tensors, tuples and dicts of tensors and data sets that
-    take a tensor of indices (``TensorDataset``) reach the estimators unchanged.
+    take a tensor of indices reach the estimators unchanged (not cast: their batches are theirs).
     """
     if isinstance(data, DataLoader):
         return _from_dataset(_loader_dataset(data), "the DataLoader's dataset")
@@ -111,6 +115,9 @@ def _from_dataset(ds: Any, what: str) -> Any:
     """A map-style data set as it is when it takes a tensor of indices, else its items stacked."""
     if isinstance(ds, IterableDataset):
         raise InvalidInputError(_ITERABLE.format(what=f"data is {_iterable_name(ds)}"))
+    if type(ds) is TensorDataset:  # its items are rows of its tensors: the tensors themselves,
+        _dataset_len(ds, what)  # which are then cast and moved as any tuple is
+        return _converted_parts(tuple(ds.tensors))
     n = _dataset_len(ds, what)
     if _takes_index_tensors(ds, n):
         return ds

@@ -121,7 +121,8 @@ def estimate_llc(
     the automatic ε the run first restarts from w* with at most a quarter of the diverged run's
     ε (``restarts.restart_options``). The full-data estimate evaluates L_n at the chains every
     ``full_loss_every`` steps (default ⌈n/B⌉, at most draws/10; about one more forward pass per
-    step; 0 turns it off).
+    step; 0 turns it off). The noise is drawn in blocks that end at these evaluations, so another
+    ``full_loss_every`` gives other chains from the same seed (as valid, not the same bits).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres

@@ -95,6 +95,14 @@ def _hint(exc: BaseException) -> str:
             )
     if "sparse" in text:
         return _SPARSE
+    if "dtype" in text or "scalar type" in text:
+        return (
+            "Tensors of different dtypes met in the loss: the parameters and the data's "
+            "floating-point parts run in one dtype (the dtype argument, else that of the "
+            "parameters), but a tensor the loss holds itself (a loss module's weight, a constant "
+            "built in loss_fn) or a data set that is passed through as it is keeps its own; "
+            "integer class labels must be int64 (torch.long) for cross-entropy"
+        )
     return (
         "Check that the parameter shapes match the model and that data is a tuple of tensors "
         "whose first axis indexes samples"

@@ -4,6 +4,7 @@ the run's device and dtype)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,7 +33,8 @@ class ModuleLoss:
 
     Built with ``torch.func.functional_call``; the module's buffers and frozen parameters
     (``requires_grad=False``) are used as they are (held fixed), or as ``fixed`` holds them cast
-    to the run's device and dtype (``with_fixed_state_on``). Two instances without ``fixed`` are equal when
+    to the run's device and dtype (``with_fixed_state_on``, which casts a loss module's own
+    tensors too: a copy of it). Two instances without ``fixed`` are equal when
     module and loss are the same objects, so a compiled kernel (``compile=True``) is reused by
     later estimates on the same module.
     """
@@ -49,6 +51,13 @@ class ModuleLoss:
                 "inputs is not known: pass a tuple of tensors, or write loss_fn(params, batch) "
                 "yourself with torch.func.functional_call"
             )
+        if isinstance(batch, Tensor):
+            raise InvalidInputError(
+                "from_module's loss takes batches as a tuple (x..., y), the module's inputs then "
+                f"the target; the data is one tensor (a batch of shape {list(batch.shape)}), "
+                "which would be split into its rows: pass (x, y), or write loss_fn(params, batch) "
+                "yourself with torch.func.functional_call"
+            )
         *xs, y = batch
         state = params if self.fixed is None else {**self.fixed.values, **params}
         return self.loss(functional_call(self.module, state, tuple(xs)), y)
@@ -61,9 +70,23 @@ class ModuleLoss:
             want = dtype if t.is_floating_point() else t.dtype
             if t.device != device or t.dtype != want:
                 fixed[name] = t.detach().to(device, want)
-        if not fixed:
+        loss = _loss_on(self.loss, device, dtype)
+        if not fixed and loss is self.loss:
             return self
-        return ModuleLoss(self.module, self.loss, FixedState(fixed))
+        return ModuleLoss(self.module, loss, FixedState(fixed) if fixed else self.fixed)
+
+
+def _loss_on(
+    loss: Callable[[Tensor, Tensor], Tensor], device: torch.device, dtype: torch.dtype
+) -> Callable[[Tensor, Tensor], Tensor]:
+    """A loss module whose own tensors (cross-entropy's class ``weight``, a buffer) are not all
+    on ``device`` in ``dtype`` (the floating ones), as a copy that has them so; else ``loss``."""
+    if not isinstance(loss, nn.Module):
+        return loss
+    own = [*loss.buffers(), *loss.parameters()]
+    if all(t.device == device and (t.dtype == dtype or not t.is_floating_point()) for t in own):
+        return loss
+    return copy.deepcopy(loss).to(device=device, dtype=dtype)
 
 
 def _fixed_state(module: nn.Module) -> dict[str, Tensor]:
@@ -154,6 +177,7 @@ def train_mode_layers(module: nn.Module) -> list[str]:
         _named(name, m)
         for name, m in module.named_modules()
         if m.training
+        and not (isinstance(m, nn.modules.dropout._DropoutNd) and m.p == 0)  # the identity
         and (
             isinstance(m, TRAIN_MODE_LAYERS)
             or (isinstance(m, nn.modules.instancenorm._InstanceNorm) and m.track_running_stats)

@@ -97,6 +97,11 @@ def check_device(value: Any) -> None:
         )
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise InvalidInputError(f"device {value!r}: MPS is not available on this machine")
+    if dev.type == "meta":
+        raise InvalidInputError(
+            f"device {value!r} holds shapes, not values: the chains need a device that computes "
+            "(cpu, cuda)"
+        )
 
 
 def check_dtype(value: Any, *, optional: bool) -> None:
@@ -106,6 +111,7 @@ def check_dtype(value: Any, *, optional: bool) -> None:
         raise InvalidInputError(f"dtype must be a floating-point torch.dtype, got {value!r}")
 
 
+DEFAULT_STEP_SCALE = 0.25  # the automatic step ε = step_scale/κ (ε·κ < 4 keeps Langevin stable)
 SEED_LIMIT = 2**64  # a torch generator's seeds are below this
 SIDE_SEED_OFFSET = 7_919  # side streams (reach probes, Lanczos start vectors): seed + this
 
@@ -138,7 +144,7 @@ class SamplerOptions:
     num_draws: int | None = None
     num_burnin: int | None = None
     seed: int = 0
-    step_scale: float = 0.25
+    step_scale: float = DEFAULT_STEP_SCALE
     on_divergence: OnDivergence = "raise"
     progress: bool | None = None
     # the largest ε the automatic rule may choose: a restart sets it below the diverged run's ε
@@ -171,6 +177,12 @@ class SamplerOptions:
             raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
         if not 0 < self.step_scale < 4:
             raise InvalidInputError(f"step_scale must be in (0, 4), got {self.step_scale!r}")
+        if self.step_size is not None and self.step_scale != DEFAULT_STEP_SCALE:
+            raise InvalidInputError(
+                f"step_scale = {self.step_scale:g} sets the automatic step ε = step_scale/κ, and "
+                f"step_size = {self.step_size:g} is given, so it would have no effect: pass one "
+                "of them"
+            )
         check_choice("on_divergence", self.on_divergence, ("raise", "continue"))
         check_bool("progress", self.progress, optional=True)
         if not (_is_real(self.max_step_size) and self.max_step_size > 0):

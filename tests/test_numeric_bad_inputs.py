@@ -92,6 +92,8 @@ ROWS = {
     "num_chains True": (lambda: estimate_llc(LOSS, W, DATA, num_chains=True), "num_chains"),
     "on_divergence misspelled": (lambda: estimate_llc(LOSS, W, DATA, on_divergence="ignore"), "on_divergence"),
     "device nonsense": (lambda: estimate_llc(LOSS, W, DATA, device="nonsense"), "device"),
+    "device meta": (lambda: estimate_llc(LOSS, W, DATA, device="meta"), "device 'meta' holds shapes"),
+    "step_scale with a given step_size": (lambda: estimate_llc(LOSS, W, DATA, step_size=1e-3, step_scale=1.0), "step_scale = 1 .*no effect"),
     "dtype int": (lambda: estimate_llc(LOSS, W, DATA, dtype=torch.int64), "dtype"),
     "progress a string": (lambda: estimate_llc(LOSS, W, DATA, progress="yes"), "progress"),
     "compile 1": (lambda: estimate_llc(LOSS, W, DATA, compile=1), "compile"),
@@ -125,6 +127,7 @@ ROWS = {
     "from_module of an int": (lambda: numeric.from_module(3, torch.nn.functional.mse_loss), "module"),
     "from_module loss not callable": (lambda: numeric.from_module(torch.nn.Linear(2, 1), 3), "loss"),
     "module with dropout in training mode": (lambda: estimate_llc(*numeric.from_module(_train_mode(torch.nn.Dropout(0.5)), torch.nn.functional.mse_loss), (X, Y[:, None]), **FAST), r"'1' \(Dropout\).*module.eval\(\)"),
+    "module given one tensor as data": (lambda: estimate_llc(*numeric.from_module(torch.nn.Linear(2, 1), torch.nn.functional.mse_loss), X, **FAST), r"tuple \(x\.\.\., y\).*one tensor \(a batch of shape \[16, 2\]\)"),
     "module with batch norm in training mode": (lambda: estimate_llc(*numeric.from_module(_train_mode(torch.nn.BatchNorm1d(4)), torch.nn.functional.mse_loss), (X, Y[:, None]), **FAST), r"'1' \(BatchNorm1d\).*module.eval\(\)"),
     "loss a sum over the batch": (lambda: estimate_llc(_sum_loss, W, DATA, **FAST), "sum over the batch, not the mean"),
     "loss random": (lambda: estimate_llc(_random_loss, W, DATA, **FAST), "loss_fn is random"),
@@ -188,3 +191,22 @@ def test_a_module_in_eval_mode_is_accepted_and_its_loss_is_a_mean() -> None:
         assert float(loss_fn(w, data)) == float(torch.nn.functional.mse_loss(net(X), Y[:, None]))
     est = estimate_llc(loss_fn, w, data, **FAST)
     assert est.config.num_params == 2 * 4 + 4 + 2 * 4 + 4 + 1
+
+
+def test_dropout_of_rate_zero_in_training_mode_is_the_identity_and_accepted() -> None:
+    """A transformer layer built with dropout=0.0 and left in training mode: the same loss as in
+    eval mode, so the same estimate (it was refused as making the loss random)."""
+    model = _train_mode(torch.nn.Dropout(0.0), torch.nn.Tanh())
+    loss_fn, w = numeric.from_module(model, torch.nn.functional.mse_loss)
+    trained = estimate_llc(loss_fn, w, (X, Y[:, None]), **FAST)
+    model.eval()
+    assert estimate_llc(loss_fn, w, (X, Y[:, None]), **FAST).mean == trained.mean
+
+
+def test_params_of_mixed_dtypes_run_in_the_widest_whatever_their_order() -> None:
+    x64 = X.double()
+    loss = lambda p, b: (b[1] - b[0] @ (p["a"] + p["b"])).square().mean()  # noqa: E731
+    a, b = torch.ones(2, dtype=torch.float64), torch.zeros(2, dtype=torch.float32)
+    for params in ({"a": a, "b": b}, {"b": b, "a": a}):
+        est = estimate_llc(loss, params, (x64, Y.double()), **FAST)
+        assert est.config.dtype == "float64"

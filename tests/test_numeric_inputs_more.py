@@ -3,6 +3,7 @@ integer seeds, potentials not differentiable at w*, and ``temperature_sweep``'s 
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -128,8 +129,22 @@ def test_a_list_of_numbers_becomes_a_float64_tensor() -> None:
 
 
 def test_data_that_needs_nothing_is_returned_as_it_is() -> None:
-    for data in [(X, Y), [X, Y], {"x": X, "y": Y}, X, TensorDataset(X, Y), ByTensor()]:
+    for data in [(X, Y), [X, Y], {"x": X, "y": Y}, X, ByTensor()]:
         assert as_data(data) is data
+
+
+def test_a_tensor_dataset_becomes_its_tensors_which_are_then_cast_like_a_tuple() -> None:
+    """Its items are rows of its tensors; as the tuple of them the run's dtype and device apply
+    (a float64 TensorDataset used to reach a float32 model unchanged and fail in the loss)."""
+    out = as_data(TensorDataset(X.double(), Y))
+    assert isinstance(out, tuple) and out[0] is not None and _same(out, (X.double(), Y))
+    model = torch.nn.Linear(X.shape[1], 1)
+    lf, w = numeric.from_module(model, torch.nn.MSELoss())
+    est = numeric.estimate_llc(
+        lf, w, DataLoader(TensorDataset(X.double(), Y.double()[:, None]), batch_size=8),
+        num_chains=2, num_burnin=20, num_draws=40, step_size=1e-4, progress=False,
+    )  # fmt: skip
+    assert math.isfinite(est.mean) and est.config.dtype == "float32"
 
 
 # --- map-style data sets and lists of samples --------------------------------------------------
@@ -214,8 +229,9 @@ def test_the_memory_message_keeps_its_advice_for_the_chains(monkeypatch) -> None
 
 def test_a_loader_stands_for_its_data_set() -> None:
     tds = TensorDataset(X, Y)
-    assert as_data(DataLoader(tds, batch_size=32)) is tds
-    assert as_data(DataLoader(tds, batch_size=None, shuffle=True)) is tds
+    assert _same(as_data(DataLoader(tds, batch_size=32)), (X, Y))
+    assert _same(as_data(DataLoader(tds, batch_size=None, shuffle=True)), (X, Y))
+    assert as_data(DataLoader(ByTensor(), batch_size=32)).__class__ is ByTensor
     loader = DataLoader(Subset(tds, IDX), batch_size=4, shuffle=True, drop_last=True)
     assert _same(as_data(loader), (X[IDX], Y[IDX]))  # every sample, not len(loader) = 2 batches
 

@@ -129,7 +129,7 @@ def test_compile_needs_tensor_data() -> None:
         numeric.estimate_llc(
             lambda p, b: (p["w"] ** 2).sum() * 0 + b[0].mean(),
             {"w": torch.zeros(2)},
-            torch.utils.data.TensorDataset(torch.zeros(10, 1)),  # indexable, not tensors
+            _Indexable(torch.zeros(10, 1)),  # indexable by a tensor of indices, not tensors
             compile=True,
         )
 

@@ -211,6 +211,34 @@ def test_dtype_casts_the_modules_buffers_too(restricted):
     assert est.init_loss == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.parametrize("restricted", [False, True])
+def test_dtype_casts_a_loss_modules_own_tensors(restricted):
+    """Cross-entropy with a float32 class weight, estimated in float64: the loss's weight is
+    cast in a copy (it failed with "expected scalar type Double but found Float"); the user's
+    loss module keeps its float32 weight."""
+    m, x, y = _classifier()
+    loss = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0]))
+    loss_fn, w = numeric.from_module(m, loss)
+    if restricted:
+        loss_fn, w = numeric.restrict(loss_fn, w, m[2])
+    est = numeric.estimate_llc(loss_fn, w, (x, y), dtype=torch.float64, **SHORT)
+    assert loss.weight.dtype == torch.float32
+    want = F.cross_entropy(copy.deepcopy(m).double()(x.double()), y, weight=loss.weight.double())
+    assert est.init_loss == pytest.approx(want.item(), rel=1e-12)
+
+
+def test_a_loss_undefined_on_some_minibatches_is_named_not_taken_for_a_divergence():
+    """Cross-entropy with ignore_index where 70% of the targets are ignored: L_n(w*) is finite,
+    but a batch of 4 whose targets are all ignored gives nan at w*. It was a DivergenceError after
+    three restarts that advised a larger gamma."""
+    m, x, y = _classifier()
+    y = y.clone()
+    y[torch.rand(len(y), generator=torch.Generator().manual_seed(0)) < 0.7] = -100
+    loss_fn, w = numeric.from_module(m, nn.CrossEntropyLoss(ignore_index=-100))
+    with pytest.raises(InvalidInputError, match=r"loss at w\* is nan on a minibatch.*batch_size"):
+        numeric.estimate_llc(loss_fn, w, (x, y), batch_size=4, **SHORT)
+
+
 def test_dict_data_with_a_module_loss_says_what_to_pass():
     x, y = _data()
     loss_fn, w = numeric.from_module(_mlp(), F.mse_loss)
