@@ -53,7 +53,7 @@ from numeric.potential_warmup import (
 )
 from numeric.reach import unreached_region
 from numeric.resolution import check_resolution
-from numeric.result import LLCConfig, LLCEstimate, make_estimate, summarise_chains
+from numeric.result import LLCConfig, LLCEstimate, make_estimate, run_fields, summarise_chains
 from numeric.spreading import check_spreading
 from numeric.types import Draws, Warmup
 
@@ -209,21 +209,12 @@ def _estimate(
         findings.extend(nonfinite_proposals(step.meter.nonfinite_fraction(alive, per_step)))
     else:
         findings.extend(check_step_size(step.norms.ratio(), 1.0))
-    tuning = warm.tuning
     cfg = LLCConfig(
         n=opts.n,
         nbeta=target.nbeta,
         nbeta_rule=nbeta_rule,
-        gamma=float(opts.gamma),
-        prior_precision=float(opts.prior_precision),
-        step_size=tuning.step_size,
-        step_size_rule=warm.step_size_rule,
-        curvature=tuning.kappa,
-        num_chains=opts.num_chains,
-        num_draws=int(drawn.num_draws),
-        num_burnin=warm.num_burnin,
+        **run_fields(opts, warm, drawn),
         batch_size=None,
-        seed=opts.seed,
         sampler="mala" if opts.metropolis else "sgld",
         integrator="mala" if opts.metropolis else opts.integrator,
         gradient="exact",

@@ -24,7 +24,8 @@ from numeric.findings import (
     divergence_findings,
     format_findings,
 )
-from numeric.types import Trace
+from numeric.options import SamplerOptions
+from numeric.types import Draws, Trace, Warmup
 
 
 def to_plain(x: Any) -> Any:
@@ -326,4 +327,21 @@ def make_estimate(
         slow_rhat=slow_rhat,
         minibatch_inflation=minibatch_inflation,
         step_check=step_check,
+    )
+
+
+def run_fields(opts: SamplerOptions, warm: Warmup, drawn: Draws) -> dict[str, Any]:
+    """The ``LLCConfig`` fields both estimators fill alike, from the options, the warm-up and
+    the draws: γ, α, ε and its rule, κ, chains, draws, burn-in and seed."""
+    tuning = warm.tuning
+    return dict(
+        gamma=float(opts.gamma),
+        prior_precision=float(opts.prior_precision),
+        step_size=tuning.step_size,
+        step_size_rule=warm.step_size_rule,
+        curvature=tuning.kappa,
+        num_chains=opts.num_chains,
+        num_draws=int(drawn.num_draws),
+        num_burnin=warm.num_burnin,
+        seed=opts.seed,
     )

@@ -8,7 +8,7 @@ import math
 from numeric.model import Problem
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
-from numeric.result import LLCConfig
+from numeric.result import LLCConfig, run_fields
 from numeric.types import Draws, Warmup
 from numeric.warmup import relax
 
@@ -24,16 +24,8 @@ def run_config(
         n=problem.n,
         nbeta=problem.nbeta,
         nbeta_rule=problem.nbeta_rule,
-        gamma=float(opts.gamma),
-        prior_precision=float(opts.prior_precision),
-        step_size=tuning.step_size,
-        step_size_rule=warm.step_size_rule,
-        curvature=tuning.kappa,
-        num_chains=opts.num_chains,
-        num_draws=int(drawn.num_draws),
-        num_burnin=warm.num_burnin,
+        **run_fields(opts, warm, drawn),
         batch_size=problem.batch_size,
-        seed=opts.seed,
         sampler="sgld",
         integrator=plan.integrator,
         gradient=opts.gradient,
