@@ -295,7 +295,8 @@ def _negative_direction(g: sp.Expr, vs: list[sp.Symbol]) -> list[Fraction] | Non
     a = form_matrix(sp.Poly(g, *vs))
     if a is None:
         return None
-    evals, evecs = np.linalg.eigh(np.array(a, dtype=float))
+    scale = max((abs(x) for row in a for x in row), default=0) or 1  # floats overflow past 1e308
+    evals, evecs = np.linalg.eigh(np.array([[x / scale for x in row] for row in a], dtype=float))
     if not evals[0] < 0:
         return None
     v = evecs[:, 0] / np.abs(evecs[:, 0]).max()

@@ -407,3 +407,24 @@ def test_any_short_string_as_K_gives_an_answer_or_an_rlct_error(text):
         except rlct.RLCTError:
             return
     assert r.lower > 0 and r.lower <= r.upper
+
+
+def test_a_high_degree_irreducible_polynomial_in_three_variables_is_answered_at_once():
+    """x^k + y^k + z^k is Newton's case (λ = 3/k, m = 1), but FLINT's factorisation of it took
+    minutes at k = 110, 150 and 500 (not interruptible: a deadline cannot fire inside it); its
+    square-free part is now kept whole above rlct.factor.SPLIT_MAX_DEGREE."""
+    x, y, z = sp.symbols("x y z")
+    for k in (110, 150, 500):
+        with deadline(20):
+            r = rlct.from_polynomial(x**k + y**k + z**k, [x, y, z])
+        assert r.exact and (r.lam, r.mult) == (sp.Rational(3, k), 1)
+
+
+def test_coefficients_beyond_the_float_range_are_exact_not_an_overflow():
+    """(x − 10¹⁵⁵·y)² + x⁶: the float eigenvector search for a negative quadratic face overflowed
+    (10³¹⁰ as a float); u = x − 10¹⁵⁵·y makes it u² + x⁶, λ = 1/2 + 1/6."""
+    x, y, z = sp.symbols("x y z")
+    r = rlct.from_polynomial((x - 10**155 * y) ** 2 + x**6, [x, y])
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(2, 3), 1)
+    three = rlct.from_polynomial((x - 10**200 * y + z) ** 2 + (y - z) ** 2 + x**6, [x, y, z])
+    assert three.exact and three.lam == sp.Rational(7, 6)
