@@ -102,6 +102,9 @@ def dln_rows(
                 # nan where no direction is quadratic at w* (rank 0: the Laplace value is 0)
                 "rel_to_laplace": p.estimate.llc / laplace - 1 if laplace else float("nan"),
                 "step_check": to_plain(est.step_check),
+                "num_burnin": est.config.num_burnin,
+                "num_draws": est.config.num_draws,
+                "finding_values": {f.code: dict(f.values) for f in est.diagnostics},
             }
             if target == "also":
                 row.update(target_row(t, n, chains, i, target_draws, reference))

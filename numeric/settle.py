@@ -9,8 +9,8 @@ steps and 20,000 draws, the chains' ‖w − w*‖² grew by 18% through the dra
 lay 3.4% (z = −7.9) below the HMC value 222.5 ± 0.5 of the same posterior; 100,000 burn-in steps
 at the same ε and friction read 225.0 ± 1.0 with no finding.
 
-So where the burn-in is automatic and the draws' spread grew (growth G > ``spreading.GROWTH`` at
-z > ``spreading.SIGNIFICANT``, the ``spreading`` finding's own test), the draws are counted as
+So where the burn-in is automatic and the draws' spread grew (``spreading.still_spreading``,
+the ``spreading`` finding's own test: growth over 10% at z > 3), the draws are counted as
 burn-in and drawn again, the friction re-raised for the heating where the chains now are and ε
 shrunk where κ grew by half (as after the burn-in's own phases), at most ``MAX_ROUNDS`` times.
 The rule reads the chains' positions only, never λ̂. The ``settling`` finding (info) lists each
@@ -19,7 +19,6 @@ round; where the last draws still spread, ``spreading`` says so as before.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -27,27 +26,13 @@ import numpy as np
 from numeric.findings import Finding
 from numeric.options import SamplerOptions
 from numeric.plan import LLCPlan
-from numeric.spreading import GROWTH, MIN_POINTS, SIGNIFICANT, spread_growth
+from numeric.spreading import still_spreading
 from numeric.types import Draws, Tuning, Warmup
 from numeric.warmup import Heating, Measure, raise_friction, shrink_if_stiffer
 
 MAX_ROUNDS = 4  # times the draws are made burn-in at most
 
 Round = tuple[int, float, float]  # (draws per chain made burn-in, growth G, its z)
-
-
-def still_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[float, float] | None:
-    """(G, z) of ‖w − w*‖² [T, C] over the chains ``alive`` where it grew significantly
-    (``numeric.spreading``'s test), else None."""
-    if spread is None or spread.ndim != 2 or spread.shape[0] < MIN_POINTS:
-        return None
-    live = spread[:, np.asarray(alive, dtype=bool)]
-    if live.shape[1] < 2:
-        return None
-    growth, z, _ = spread_growth(live)
-    if math.isfinite(growth) and growth > GROWTH and z > SIGNIFICANT:
-        return growth, z
-    return None
 
 
 def draw_until_settled(
@@ -68,7 +53,7 @@ def draw_until_settled(
         found = still_spreading(drawn.spread, alive())
         if found is None:
             break
-        rounds.append((int(drawn.num_draws), *found))
+        rounds.append((int(drawn.num_draws), *found[:2]))
         warm = warm._replace(tuning=retune(warm.tuning), num_burnin=steps_done())
         drawn = draw(warm)
     return warm, drawn._replace(settled=tuple(rounds))

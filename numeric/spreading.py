@@ -57,22 +57,32 @@ def spread_growth(spread: np.ndarray) -> tuple[float, float, float]:
     return growth, (math.copysign(math.inf, float(g.mean())) if g.mean() != 0 else 0.0), scale
 
 
-def check_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[Finding, ...]:
-    """The ``spreading`` warning (module docstring) on ‖w − w*‖² [T, C] of the chains ``alive``
-    [C] (bool); nothing where fewer than ``MIN_POINTS`` evaluations were made."""
+def still_spreading(
+    spread: np.ndarray | None, alive: np.ndarray
+) -> tuple[float, float, float] | None:
+    """(G, z, mean over the last quarter) of ‖w − w*‖² [T, C] of the chains ``alive`` [C]
+    (bool) where it grew by more than ``GROWTH`` at z > ``SIGNIFICANT``; None otherwise, and
+    where fewer than ``MIN_POINTS`` evaluations were made (one chain has no z: None)."""
     if spread is None or spread.ndim != 2 or spread.shape[0] < MIN_POINTS:
+        return None
+    growth, z, last = spread_growth(spread[:, np.asarray(alive, dtype=bool)])
+    if math.isfinite(growth) and growth > GROWTH and z > SIGNIFICANT:
+        return growth, z, last
+    return None
+
+
+def check_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[Finding, ...]:
+    """The ``spreading`` warning (module docstring) where ``still_spreading``."""
+    if (found := still_spreading(spread, alive)) is None:
         return ()
-    live = spread[:, np.asarray(alive, dtype=bool)]
-    growth, z, last = spread_growth(live)
-    if not (math.isfinite(growth) and growth > GROWTH and z > SIGNIFICANT):
-        return ()
+    growth, z, last = found
     return (
         Finding(
             "spreading",
             "warning",
             "the chains were still moving away from w* through the draws: their mean ‖w − w*‖² "
             f"grew by {100 * growth:.0f}% from the first quarter of the draws to the last (to "
-            f"{last:.4g}; z = {z:.1f} over {live.shape[1]} chains). Where the loss is not the "
+            f"{last:.4g}; z = {z:.1f} over {int(np.sum(alive))} chains). Where the loss is not the "
             "quadratic at w* λ̂ depends on how far they have spread, and the error bar does not "
             "hold the distance to the equilibrium value (the loss trace may look stationary); "
             "a longer num_burnin lets them settle, a larger gamma holds them nearer w*",

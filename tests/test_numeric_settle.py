@@ -8,7 +8,8 @@ import math
 import numpy as np
 from _spreading import dln_868, spreads
 
-from numeric.settle import MAX_ROUNDS, draw_until_settled, settling_finding, still_spreading
+from numeric.settle import MAX_ROUNDS, draw_until_settled, settling_finding
+from numeric.spreading import still_spreading
 from numeric.types import Draws, Tuning, Warmup
 
 ALIVE = np.ones(4, bool)
@@ -19,7 +20,7 @@ def _draws(rise: float, num_draws: int = 500, seed: int = 0) -> Draws:
 
 
 def test_a_growing_spread_is_read_and_a_flat_one_is_not() -> None:
-    growth, z = still_spreading(spreads(1.0), ALIVE)
+    growth, z, _ = still_spreading(spreads(1.0), ALIVE)
     # 1 → 2 over the draws: quarters' means 1.125 and 1.875, growth 0.75/1.875 = 0.4
     assert 0.38 < growth < 0.42 and z > 10
     assert still_spreading(spreads(0.0), ALIVE) is None
