@@ -90,7 +90,13 @@ def settling_finding(rounds: tuple[Round, ...], num_burnin: int) -> tuple[Findin
             "info",
             f"the chains were still spreading away from w* through the draws ({trail}), so those "
             f"draws were counted as burn-in and the chains drawn again, {len(rounds)} time"
-            f"{'s' if len(rounds) > 1 else ''}: the burn-in came to {num_burnin:,} steps",
+            f"{'s' if len(rounds) > 1 else ''}: the burn-in came to {num_burnin:,} steps"
+            + (
+                f" (the most rounds made; where the last draws still spread, `spreading` says "
+                f"so: pass num_burnin of several times {num_burnin:,} to go on)"
+                if len(rounds) >= MAX_ROUNDS
+                else ""
+            ),
             {"rounds": float(len(rounds)), "num_burnin": float(num_burnin)},
         ),
     )

@@ -83,6 +83,8 @@ def test_at_most_max_rounds_and_never_with_a_given_burn_in() -> None:
     _, drawn = run.settle()
     assert run.calls == MAX_ROUNDS + 1 and len(drawn.settled) == MAX_ROUNDS
     assert still_spreading(drawn.spread, ALIVE) is not None  # left to the spreading finding
+    (found,) = settling_finding(drawn.settled, 3000)
+    assert "the most rounds made" in found.message and "3,000" in found.message
     given = _Run(grows=100)
     warm, drawn = given.settle(automatic=False)
     assert given.calls == 1 and drawn.settled == () and warm.num_burnin == 1000
