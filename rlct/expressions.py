@@ -1,7 +1,7 @@
 """Polynomials given by the user: accepted types, safe parsing, and size bounds.
 
-K (or an ideal generator) may be a sympy expression, an integer or exact fraction, or a string
-read by :func:`rlct.parsing.parse_expression` (never evaluated as code). Before sympy expands
+K (or an ideal generator) may be a sympy expression, a sympy ``Poly`` (read as its expression,
+then checked as one), an integer or exact fraction, or a string read by :func:`rlct.parsing.parse_expression` (never evaluated as code). Before sympy expands
 anything, :func:`check_size` bounds the expanded polynomial from the expression tree: total
 degree D ≤ ``MAX_DEGREE`` and at most ``MAX_TERMS`` terms (bounded by the tree, and by
 C(n + D, n), the number of monomials of degree ≤ D in n variables), so ``(x + y)**5000`` is
@@ -74,9 +74,11 @@ def as_expression(value: object, name: str, variables: Sequence[sp.Symbol]) -> s
         )
     if isinstance(value, sp.Expr):
         return value
+    if isinstance(value, sp.Poly):
+        return value.as_expr()  # its generators and coefficients are checked as an expression's
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Rational, np.integer)):
         raise InvalidTypeError(
-            f"{name} must be a sympy expression, an int, a Fraction or a string, got "
+            f"{name} must be a sympy expression or Poly, an int, a Fraction or a string, got "
             f"{value!r} ({type(value).__name__})"
         )
     return exact_rational(value, name)

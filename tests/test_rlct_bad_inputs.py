@@ -428,3 +428,18 @@ def test_coefficients_beyond_the_float_range_are_exact_not_an_overflow():
     assert r.exact and (r.lam, r.mult) == (sp.Rational(2, 3), 1)
     three = rlct.from_polynomial((x - 10**200 * y + z) ** 2 + (y - z) ** 2 + x**6, [x, y, z])
     assert three.exact and three.lam == sp.Rational(7, 6)
+
+
+def test_a_sympy_poly_is_read_as_its_expression_and_checked_as_one():
+    """A Poly was refused by type; it is now its expression, with the same checks (floats,
+    symbols outside the variables) and the same values."""
+    x, y, z = sp.symbols("x y z")
+    got = rlct.from_polynomial(sp.Poly(x**2 * y**4, x, y), [x, y])
+    assert (got.lam, got.mult) == (rlct.from_polynomial(x**2 * y**4, [x, y]).lam, 1)
+    assert got.lam == sp.Rational(1, 4)
+    ideal = rlct.from_ideal([sp.Poly(x * y, x, y), x**2], [x, y])
+    assert ideal.exact and ideal.lam == sp.Rational(1, 2)
+    with pytest.raises(rlct.NotPolynomialError, match="floating-point"):
+        rlct.from_polynomial(sp.Poly(sp.Float(0.5) * x**2, x), [x, y])
+    with pytest.raises(rlct.NotPolynomialError, match=r"symbols \['z'\]"):
+        rlct.from_polynomial(sp.Poly(x**2 + z**2, x, z), [x, y])
