@@ -128,13 +128,11 @@ class FullDataLLC:
 class LLCEstimate:
     r"""λ̂ = nβ·(E[L(w)] − L(w*)) from SGLD/MALA draws, with error bars and findings.
 
-    ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − R_{B_t}(w_{c,t}))``: each minibatch loss is
-    compared with a reference on the same minibatch, R_B = L_B(w*) (a control variate that
-    removes the batch-to-batch noise of L_B, which would otherwise be multiplied by nβ), plus
-    (∇L_B(w*) − ∇L_n(w*))·(w − w*) where the gradient's control variate is centred at w*
-    (``numeric.gradients``: zero on average, it removes the batch's linear term). ``mean`` is their average;
+    ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − L_{B_t}(w*))``: each minibatch loss is compared
+    with the loss of w* on the same minibatch (a control variate that removes the batch-to-batch
+    noise of L_B, which would otherwise be multiplied by nβ). ``mean`` is their average;
     ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of the between-chain and the
-    autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are L_B(w_t) and R_B(w_t)
+    autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are L_B(w_t) and L_B(w*)
     [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
     n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None. ``full_data`` holds the
     estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the smallest
@@ -168,7 +166,7 @@ class LLCEstimate:
 
     @property
     def delta_trace(self) -> np.ndarray:
-        """L_B(w_t) − R_B(w_t) [chain, draw]."""
+        """L_B(w_t) − L_B(w*) [chain, draw]."""
         return self.loss_trace - self.ref_loss_trace
 
     def to_dict(self, *, traces: bool = False) -> dict[str, Any]:

@@ -57,9 +57,7 @@ class GradientEval(NamedTuple):
     """What a gradient estimator returns at positions [C, D]."""
 
     loss: Tensor  # [C] minibatch loss L_B(w) of each chain
-    # [C] the reference on the same minibatch: L_B(w*), plus (∇L_B(w*) − ∇L_n(w*))·(w − w*)
-    # where the control variate is centred at w* (numeric.gradients; 0 when there is no data)
-    ref_loss: Tensor
+    ref_loss: Tensor  # [C] L_B(w*) on the same minibatch (0 when there is no data)
     grad: Tensor  # [C, D] unbiased estimate of ∇L(w)
 
 

@@ -82,7 +82,7 @@ class Trace(NamedTuple):
     """What consecutive steps saw: per-step records [C, T] and, over the steps, sums [C]."""
 
     loss: Tensor  # L_B(w_t) before step t (potentials: K(w_t))
-    ref: Tensor  # the reference on the same minibatch (numeric.gradients; potentials: K(w*))
+    ref: Tensor  # L_B(w*) on the same minibatch (potentials: K(w*))
     dist: Tensor | None = None  # ‖w_t − w*‖²; None when not recorded
     obs: Tensor | None = None  # [C, T, j] slow observables (d_t·probe, or (w − w*)²)
     drift_sq: Tensor | None = None  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
