@@ -56,7 +56,8 @@ class StepNorms:
 
 
 def check_block(
-    delta: Tensor,
+    loss: Tensor,
+    ref: Tensor,
     nbeta: float,
     dim: int,
     first_step: int,
@@ -65,12 +66,15 @@ def check_block(
     on_divergence: OnDivergence,
     alive: Tensor,
 ) -> Tensor:
-    """Raise (or mark chains dead) on non-finite or exploding nβ·(L − L*) in a block [C, b]."""
+    """Raise (or mark chains dead) on non-finite or exploding nβ·(L − L*) in a block [C, b] of
+    losses and references; one host sync where all is well. Where the reference itself is not
+    finite, ``check_reference`` raises instead (the difference is then not finite either)."""
     limit = 50.0 * (dim / 2 + 10.0)
-    scaled = delta * nbeta
+    scaled = (loss - ref) * nbeta
     bad = ~torch.isfinite(scaled) | (scaled > limit)
     if not bool(bad.any()):
         return alive
+    check_reference(ref, first_step)
     chains, steps = bad.nonzero(as_tuple=True)
     order = torch.argsort(steps * bad.shape[0] + chains)
     c, s = int(chains[order[0]]), int(steps[order[0]]) + first_step
@@ -204,9 +208,9 @@ class Chains:
             self.state, tr = self.block(self.state, m, tuning, record)
             if norms and tr.drift_sq is not None:
                 self.norms.add(tr.drift_sq, tr.noise_sq, m)
-            check_reference(tr.ref, self.steps_done + done)
             self.alive = check_block(
-                tr.loss - tr.ref,
+                tr.loss,
+                tr.ref,
                 self.nbeta,
                 self.dim,
                 self.steps_done + done,

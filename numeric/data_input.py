@@ -44,10 +44,9 @@ def as_data(data: Any) -> Any:
       indexed by a tensor of indices is read once, item by item, and stacked by
       ``default_collate``: items (x, y) give a tuple of tensors, dict items a dict of tensors.
       An item drawn at random (augmentation) is drawn once.
-    * a list or tuple of tuples or dicts is refused: samples and minibatches look alike there.
-
     * a ``TensorDataset`` (a DataLoader's too) becomes the tuple of its tensors, which are then
-      cast to the run's dtype and moved to its device as any tuple is.
+      cast to the run's dtype and moved to its device as any tuple is;
+    * a list or tuple of tuples or dicts is refused: samples and minibatches look alike there.
 
     Anything else is returned as it is: tensors, tuples and dicts of tensors and data sets that
     take a tensor of indices reach the estimators unchanged (not cast: their batches are theirs).

@@ -12,10 +12,10 @@ Straightening (:mod:`rlct.straighten`): triangular changes v' = c·v + r of the 
 (c ∈ Q∖{0}, r free of v, r(0) = 0, h_v = 0, v not in x^e: |J| = |c|, the origin and the prior's
 form kept), each making a generator a monomial or simpler, with the generators reduced by one
 another between them (the same ideal). If every generator ends a monomial, the chart's ideal
-is the monomial ideal x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the chart where some of those
-coordinates are non-zero its λ, m are those of the monomial ideal with them dropped, never
-smaller in λ than at the origin (and never larger in m where λ is equal); the origin lies over
-0. So the chart's λ, m over π⁻¹(0) are the monomial ideal's at the origin (its Newton
+is the monomial ideal x^e·⟨monomials⟩ in global coordinates of the chart. At a point of the
+chart where some of those coordinates are non-zero its λ, m are those of the monomial ideal
+with them dropped, never smaller in λ than at the origin (and never larger in m where λ is
+equal); the origin lies over 0. So the chart's λ, m over π⁻¹(0) are the monomial ideal's at the origin (its Newton
 polyhedron: exact), and λ = min over the k charts, m = max over those attaining (Watanabe 2009,
 ch. 2: π is proper and an isomorphism off C).
 

@@ -44,10 +44,9 @@ from .blowup import common_monomial, divide_monomial
 from .blowup_line import LinePoint, fibre_points, times_into
 from .line_newton import AlongLine, newton_along_line
 from .result import Condition
+from .straighten import change_coordinates
 
-__all__ = ["MAX_CHANGE_TERMS", "SubspaceBlowUp", "blow_up_subspace"]
-
-MAX_CHANGE_TERMS = 2_000  # terms of one generator after the chart's changes v' = g_k
+__all__ = ["SubspaceBlowUp", "blow_up_subspace"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ def blow_up_subspace(
 ) -> SubspaceBlowUp | None:
     """The blow-up of {x_i = x_j = 0} for ⟨polys⟩ in n ≥ 4 variables, all zero there (module
     docstring); None where the Newton polyhedron along the fibre does not decide it or a change
-    grows past ``MAX_CHANGE_TERMS``."""
+    grows past ``rlct.straighten.MAX_CHANGE_TERMS``."""
     gens = tuple(polys[0].gens)
     n = len(gens)
     if n < 4:
@@ -126,20 +125,12 @@ def _changes(
     done: list[tuple[sp.Symbol, sp.Expr]] = []
     while (found := _affine(strict, h, e, i, j, {v for v, _ in done})) is not None:
         a, k = found
-        v, g = gens[k], strict[a]
-        u = g.coeff_monomial(v)
-        inverse = (v - (g.as_expr() - u * v)) / u  # old v in terms of v' (named v)
-        rewritten = []
-        for b, p in enumerate(strict):
-            if b == a:
-                rewritten.append(sp.Poly(v, *gens, domain=sp.QQ))
-                continue
-            q = sp.Poly(sp.expand(p.as_expr().xreplace({v: inverse})), *gens, domain=sp.QQ)
-            if len(q.terms()) > MAX_CHANGE_TERMS:
-                return None
-            rewritten.append(q)
+        g = strict[a]
+        rewritten = change_coordinates(strict, k, g, a, (0,) * len(gens))
+        if rewritten is None:
+            return None
         strict = rewritten
-        done.append((v, g.as_expr()))
+        done.append((gens[k], g.as_expr()))
     return strict, tuple(done)
 
 

@@ -1,8 +1,9 @@
 """Polynomials given by the user: accepted types, safe parsing, and size bounds.
 
 K (or an ideal generator) may be a sympy expression, a sympy ``Poly`` (read as its expression,
-then checked as one), an integer or exact fraction, or a string read by :func:`rlct.parsing.parse_expression` (never evaluated as code). Before sympy expands
-anything, :func:`check_size` bounds the expanded polynomial from the expression tree: total
+then checked as one), an integer or exact fraction, or a string read by
+:func:`rlct.parsing.parse_expression` (never evaluated as code). Before sympy expands anything,
+:func:`check_size` bounds the expanded polynomial from the expression tree: total
 degree D ≤ ``MAX_DEGREE`` and at most ``MAX_TERMS`` terms (bounded by the tree, and by
 C(n + D, n), the number of monomials of degree ≤ D in n variables), so ``(x + y)**5000`` is
 refused at once instead of expanded.

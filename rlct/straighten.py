@@ -27,7 +27,7 @@ import sympy as sp
 from .blowup import common_monomial, divide_monomial
 from .local_generators import reduce_by_generators, reduce_by_monomials
 
-__all__ = ["MAX_CHANGE_TERMS", "MAX_FACTOR_TERMS", "monomial", "straighten"]
+__all__ = ["MAX_CHANGE_TERMS", "MAX_FACTOR_TERMS", "change_coordinates", "monomial", "straighten"]
 
 MAX_CHANGE_TERMS = 2_000  # terms of one generator after a chart's changes
 MAX_FACTOR_TERMS = 200  # generators factored in search of a change
@@ -49,17 +49,9 @@ def straighten(
     while (found := _change(strict, h, e, fixed)) is not None:
         k, g, a, mu = found
         v = gens[k]
-        c = g.coeff_monomial(v)
-        inverse = (v - (g.as_expr() - c * v)) / c  # old v in terms of v' (named v)
-        rewritten = []
-        for b, p in enumerate(strict):
-            if b == a:
-                rewritten.append(sp.Poly(v * monomial(gens, mu), *gens, domain=sp.QQ))
-                continue
-            q = sp.Poly(sp.expand(p.as_expr().xreplace({v: inverse})), *gens, domain=sp.QQ)
-            if len(q.terms()) > MAX_CHANGE_TERMS:
-                return None
-            rewritten.append(q)
+        rewritten = change_coordinates(strict, k, g, a, mu)
+        if rewritten is None:
+            return None
         strict = _simplify(rewritten)
         fixed.add(k)
         rest = [m for m, _ in g.terms() if m[k] == 0]
@@ -68,6 +60,28 @@ def straighten(
         )
         done.append((v, g.as_expr()))
     return strict, tuple(done), over_zero
+
+
+def change_coordinates(
+    polys: list[sp.Poly], k: int, g: sp.Poly, a: int | None, mu: Sequence[int]
+) -> list[sp.Poly] | None:
+    """``polys`` after v' = g (v = x_k, g = c·v + r, r free of v; v' keeps v's name): generator
+    ``a`` (= x^μ·g), where given, becomes the monomial x^μ·v', the others are rewritten by
+    v = (v' − r)/c; None where one grows past ``MAX_CHANGE_TERMS``."""
+    gens = polys[0].gens
+    v = gens[k]
+    c = g.coeff_monomial(v)
+    inverse = (v - (g.as_expr() - c * v)) / c  # old v in terms of v' (named v)
+    out = []
+    for b, p in enumerate(polys):
+        if b == a:
+            out.append(sp.Poly(v * monomial(gens, mu), *gens, domain=sp.QQ))
+            continue
+        q = sp.Poly(sp.expand(p.as_expr().xreplace({v: inverse})), *gens, domain=sp.QQ)
+        if len(q.terms()) > MAX_CHANGE_TERMS:
+            return None
+        out.append(q)
+    return out
 
 
 def _simplify(polys: list[sp.Poly]) -> list[sp.Poly]:
