@@ -65,12 +65,19 @@ def check_block(
     tuning: Tuning,
     on_divergence: OnDivergence,
     alive: Tensor,
+    lin: Tensor | None = None,
 ) -> Tensor:
     """Raise (or mark chains dead) on non-finite or exploding nβ·(L − L*) in a block [C, b] of
     losses and references; one host sync where all is well. Where the reference itself is not
-    finite, ``check_reference`` raises instead (the difference is then not finite either)."""
+    finite, ``check_reference`` raises instead (the difference is then not finite either).
+    With the batch's linear term ℓ (``numeric.observable``) a step explodes only where L − L*
+    and L − L* − ℓ both pass the limit: at large nβ the linear term alone reaches it on chains
+    that stay put, and in a curved valley ℓ alone does, while a diverging chain's loss grows
+    quadratically and passes both."""
     limit = 50.0 * (dim / 2 + 10.0)
     scaled = (loss - ref) * nbeta
+    if lin is not None:
+        scaled = torch.minimum(scaled, scaled - lin * nbeta)
     bad = ~torch.isfinite(scaled) | (scaled > limit)
     if not bool(bad.any()):
         return alive
@@ -217,6 +224,7 @@ class Chains:
                 tuning=tuning,
                 on_divergence=self.on_divergence,
                 alive=self.alive,
+                lin=tr.lin,
             )
             if self.pbar is not None:
                 self.pbar.update(m)

@@ -11,7 +11,9 @@ r"""Minibatch gradient estimators ĝ of ∇L_n(w) for all chains at once (BlackJ
   The anchors themselves are refreshed by ``kernel.AnchoredBlock``.
 
 Every estimator also returns L_B(w) and L_B(w*) on the same minibatch (the estimate compares
-them). ``make_gradient`` is the eager form (one vmapped forward and one reverse pass over stacked
+them) and, where the control variate is centred at w*, the batch's linear term
+ℓ = (∇L_B(w*) − ∇L_n(w*))·(w − w*), which λ̂'s observable regresses out (``numeric.observable``).
+``make_gradient`` is the eager form (one vmapped forward and one reverse pass over stacked
 rows); ``make_paired_gradient`` the ``torch.func`` form that ``torch.compile`` traces.
 """
 
@@ -56,6 +58,11 @@ def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, 
     return vg
 
 
+def linear_term(g_batch_star: Tensor, k: Constants, w: Tensor) -> Tensor:
+    """ℓ = (∇L_B(w*) − ∇L_n(w*))·(w − w*) per chain [C] (zero on average over minibatches)."""
+    return ((g_batch_star - k.g_star) * (w - k.w_star)).sum(-1)
+
+
 GradientAt = Callable[[Tensor, Tensor, Constants, Any], sgld.GradientEval]
 PairedGradient = Callable[[Tensor, Any, Constants], sgld.GradientEval]
 
@@ -85,7 +92,9 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
             with torch.no_grad():
                 ref = ref_only(k.w_star, take(data, idx))
         g = grads[:c] - grads[c : 2 * c] + g_a if spec.control_variate else grads[:c]
-        return sgld.GradientEval(losses[:c], ref, g)
+        at_star = spec.control_variate and not spec.anchored  # a = w*: ∇L_B(w*) is grads[c:2c]
+        lin = linear_term(grads[c : 2 * c], k, w) if at_star else None
+        return sgld.GradientEval(losses[:c], ref, g, lin)
 
     return gradient
 
@@ -98,14 +107,14 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
     faster per step than the stacked form once compiled, 256 chains)."""
     gv = grad_and_value(f)
 
-    def per_chain(
-        w: Tensor, a: Tensor, w_star: Tensor, batch: Any
-    ) -> tuple[Tensor, Tensor, Tensor]:
+    def per_chain(w: Tensor, a: Tensor, w_star: Tensor, batch: Any) -> tuple[Tensor, ...]:
         g, loss = gv(w, batch)
         if not spec.control_variate:
             return loss, f(w_star, batch), g
         g_a, loss_a = gv(a, batch)
-        return loss, f(w_star, batch) if spec.anchored else loss_a, g - g_a
+        if spec.anchored:
+            return loss, f(w_star, batch), g - g_a
+        return loss, loss_a, g - g_a, g_a  # a = w*: ∇L_B(w*) for the linear term
 
     batched = vmap(
         per_chain, in_dims=(0, 0 if spec.anchored else None, None, 0), randomness="different"
@@ -113,8 +122,9 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
 
     def gradient(w: Tensor, batch: Any, k: Constants) -> sgld.GradientEval:
         a, g_a = centre(w, k, spec.anchored)
-        loss, ref, g = batched(w, a, k.w_star, batch)
-        return sgld.GradientEval(loss, ref, g + g_a if spec.control_variate else g)
+        loss, ref, g, *g_batch_star = batched(w, a, k.w_star, batch)
+        lin = linear_term(g_batch_star[0], k, w) if g_batch_star else None
+        return sgld.GradientEval(loss, ref, g + g_a if spec.control_variate else g, lin)
 
     return gradient
 

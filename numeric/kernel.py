@@ -88,7 +88,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
         data: Any,
         record: Record = ALL,
     ) -> tuple[sgld.SGLDState, Trace]:
-        loss, ref, dist, obs = [], [], [], []
+        loss, ref, dist, obs, lin = [], [], [], [], []
         drift_sq = noise_sq = state.position.new_zeros(state.position.shape[0])
         for t in range(noise.idx.shape[0]):
             w = state.position
@@ -129,6 +129,8 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
             state = new
             loss.append(info.loss)
             ref.append(info.ref_loss)
+            if info.linear is not None:
+                lin.append(info.linear)
             if record.obs:
                 obs.append(info.drift @ k.probe)
         trace = Trace(
@@ -138,6 +140,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
             torch.stack(obs, 1) if record.obs else None,
             drift_sq if record.norms else None,
             noise_sq if record.norms else None,
+            torch.stack(lin, 1) if lin else None,
         )
         return state, trace
 
@@ -289,9 +292,7 @@ class Kernel:
         batches = self._gather(chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
         state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
         if m < UNROLL:
-            tr = tr._replace(
-                loss=tr.loss[:, :m], ref=tr.ref[:, :m], dist=tr.dist[:, :m], obs=tr.obs[:, :m]
-            )
+            tr = tr.window(0, m)._replace(drift_sq=tr.drift_sq, noise_sq=tr.noise_sq)
         return state, tr
 
 

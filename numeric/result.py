@@ -24,6 +24,7 @@ from numeric.findings import (
     divergence_findings,
     format_findings,
 )
+from numeric.observable import references
 from numeric.options import SamplerOptions
 from numeric.types import Draws, Trace, Warmup
 
@@ -128,12 +129,14 @@ class FullDataLLC:
 class LLCEstimate:
     r"""λ̂ = nβ·(E[L(w)] − L(w*)) from SGLD/MALA draws, with error bars and findings.
 
-    ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − L_{B_t}(w*))``: each minibatch loss is compared
-    with the loss of w* on the same minibatch (a control variate that removes the batch-to-batch
-    noise of L_B, which would otherwise be multiplied by nβ). ``mean`` is their average;
-    ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of the between-chain and the
-    autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are L_B(w_t) and L_B(w*)
-    [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
+    ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − R_t)``: each minibatch loss is compared with
+    a reference on the same minibatch, R_t = L_B(w*) (a control variate that removes the
+    batch-to-batch noise of L_B, which would otherwise be multiplied by nβ) plus, where the
+    gradient's control variate is centred at w*, ĉ·ℓ_t, the batch's linear term regressed out
+    with coefficient ``linear_coefficient`` (``numeric.observable``; 0 where not recorded).
+    ``mean`` is their average; ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of
+    the between-chain and the autocorrelation-aware error). ``loss_trace``/``ref_loss_trace``
+    are L_B(w_t) and R_t [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
     n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None. ``full_data`` holds the
     estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the smallest
     ESS and largest R-hat of the slow observables: for data models ∇U projected on the slowest
@@ -163,10 +166,11 @@ class LLCEstimate:
     # λ̂ again at ε/2 and the extrapolation to ε → 0 (numeric.step_check; None: not run). Where
     # it found a significant bias, mean, stderr, std and per_chain are the extrapolation's
     step_check: StepCheck | None = None
+    linear_coefficient: float = 0.0  # ĉ of numeric.observable (0: ℓ not recorded)
 
     @property
     def delta_trace(self) -> np.ndarray:
-        """L_B(w_t) − L_B(w*) [chain, draw]."""
+        """L_B(w_t) − R_t [chain, draw]."""
         return self.loss_trace - self.ref_loss_trace
 
     def to_dict(self, *, traces: bool = False) -> dict[str, Any]:
@@ -249,24 +253,25 @@ class ChainSummary(NamedTuple):
 
     stats: ChainStats
     loss: np.ndarray  # [C, T] L_B(w_t), every chain (diverged ones included)
-    ref: np.ndarray  # [C, T] L_B(w*)
+    ref: np.ndarray  # [C, T] L_B(w*) + ĉ·ℓ_t (numeric.observable)
     delta: np.ndarray  # [C', T] loss − ref of the live chains
     alive: np.ndarray  # [C] bool
     divergence: tuple[Finding, ...]  # chains that diverged (raises if all did)
     standard: tuple[Finding, ...]  # below-reference loss, mixing, drift
+    linear_coefficient: float = 0.0  # ĉ of numeric.observable (0: ℓ not recorded)
 
 
 def summarise_chains(
     trace: Trace, alive: np.ndarray, nbeta: float, step_size: float
 ) -> ChainSummary:
-    """Statistics of nβ·(L_B(w_t) − L_B(w*)) over the live chains, and their findings."""
-    loss = trace.loss.double().cpu().numpy()
-    ref = trace.ref.double().cpu().numpy()
+    """Statistics of nβ·(L_B(w_t) − R_t) over the live chains (R_t = L_B(w*) + ĉ·ℓ_t,
+    ``numeric.observable``), and their findings."""
+    loss, ref, c = references(trace, alive)
     divergence = divergence_findings(alive, step_size, nbeta)
     delta = (loss - ref)[alive]
     st = chain_stats(delta, nbeta)
     return ChainSummary(
-        st, loss, ref, delta, alive, divergence, standard_findings(delta, nbeta, st)
+        st, loss, ref, delta, alive, divergence, standard_findings(delta, nbeta, st), c
     )
 
 
@@ -327,6 +332,7 @@ def make_estimate(
         slow_rhat=slow_rhat,
         minibatch_inflation=minibatch_inflation,
         step_check=step_check,
+        linear_coefficient=summary.linear_coefficient,
     )
 
 

@@ -59,6 +59,9 @@ class GradientEval(NamedTuple):
     loss: Tensor  # [C] minibatch loss L_B(w) of each chain
     ref_loss: Tensor  # [C] L_B(w*) on the same minibatch (0 when there is no data)
     grad: Tensor  # [C, D] unbiased estimate of ∇L(w)
+    # [C] ℓ = (∇L_B(w*) − ∇L_n(w*))·(w − w*) where the control variate is centred at w*, the
+    # batch's linear term that λ̂'s observable regresses out (numeric.observable); else None
+    linear: Tensor | None = None
 
 
 class SGLDState(NamedTuple):
@@ -74,6 +77,7 @@ class SGLDInfo(NamedTuple):
     drift_sq: Tensor  # [C] ‖(ε/2)·d‖²
     noise_sq: Tensor  # [C] ‖noise increment‖²
     drift: Tensor  # [C, D] d = nβ·ĝ + γ(w − w*) + αw, the estimate of ∇U(w_t) the step used
+    linear: Tensor | None = None  # [C] GradientEval.linear at w_t (None where not computed)
 
 
 GradientFn = Callable[[Tensor, torch.Generator], GradientEval]
@@ -208,7 +212,9 @@ def update(
             drift_sq, noise_sq = move.square().sum(-1), inc.square().sum(-1)
         else:
             drift_sq = noise_sq = ev.loss.new_zeros(())
-    return SGLDState(new, new_noise), SGLDInfo(ev.loss, ev.ref_loss, drift_sq, noise_sq, d)
+    return SGLDState(new, new_noise), SGLDInfo(
+        ev.loss, ev.ref_loss, drift_sq, noise_sq, d, ev.linear
+    )
 
 
 def step(

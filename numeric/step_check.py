@@ -52,6 +52,7 @@ import numpy as np
 from numeric.chains import Chains
 from numeric.diagnostics import ess
 from numeric.findings import Finding
+from numeric.observable import observable
 from numeric.result import ChainStats, StepCheck, chain_stats
 from numeric.types import CheckDraws, Trace, Tuning
 from numeric.warmup import relax as relax_steps
@@ -97,12 +98,12 @@ def run_check(chains: Chains, tuning: Tuning, draws: Trace, kappa_min: float) ->
             break
         keep = trace.steps // 2
         relax += trace.steps - keep
-        rest = Trace(trace.loss[:, trace.steps - keep :], trace.ref[:, trace.steps - keep :])
+        rest = trace.window(trace.steps - keep)
         trace = Trace.join([rest, chains.advance(count - keep, half)])
     chains.advance(relax, tuning)
     after = chains.advance(count, tuning)
     last = min(count, draws.steps)
-    before = Trace(draws.loss[:, draws.steps - last :], draws.ref[:, draws.steps - last :])
+    before = draws.window(draws.steps - last)
     return CheckDraws(trace, relax, before, after)
 
 
@@ -115,8 +116,8 @@ def _relaxing(trace: Trace, alive: np.ndarray, at_step: float) -> bool:
 
 
 def _delta(trace: Trace, alive: np.ndarray) -> np.ndarray:
-    """L_B(w_t) − L_B(w*) [live chain, step] in float64, as ``result.summarise_chains``."""
-    return (trace.loss.double().cpu().numpy() - trace.ref.double().cpu().numpy())[alive]
+    """L_B(w_t) − R_t [live chain, step] in float64, as ``result.summarise_chains``."""
+    return observable(trace, alive)
 
 
 def _stats(trace: Trace, alive: np.ndarray, nbeta: float) -> ChainStats:
@@ -128,8 +129,8 @@ def _drift(trace: Trace, alive: np.ndarray, nbeta: float) -> tuple[float, float]
     t = trace.steps // 2
     if t < 4:
         return math.nan, math.nan
-    first = _stats(Trace(trace.loss[:, :t], trace.ref[:, :t]), alive, nbeta)
-    second = _stats(Trace(trace.loss[:, t:], trace.ref[:, t:]), alive, nbeta)
+    first = _stats(trace.window(0, t), alive, nbeta)
+    second = _stats(trace.window(t), alive, nbeta)
     return second.mean - first.mean, math.hypot(first.stderr, second.stderr)
 
 

@@ -87,6 +87,7 @@ class Trace(NamedTuple):
     obs: Tensor | None = None  # [C, T, j] slow observables (d_t·probe, or (w − w*)²)
     drift_sq: Tensor | None = None  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
     noise_sq: Tensor | None = None  # Σ_t ‖noise increment‖²
+    lin: Tensor | None = None  # ℓ_t, the batch's linear term (sgld.GradientEval.linear)
 
     @staticmethod
     def join(parts: Sequence[Trace]) -> Trace:
@@ -100,6 +101,18 @@ class Trace(NamedTuple):
             cat_steps([p.obs for p in parts]),
             _total([p.drift_sq for p in parts]),
             _total([p.noise_sq for p in parts]),
+            cat_steps([p.lin for p in parts]),
+        )
+
+    def window(self, start: int, stop: int | None = None) -> Trace:
+        """Steps start..stop of the per-step records (the sums over steps left out)."""
+        cut = slice(start, stop)
+        return Trace(
+            self.loss[:, cut],
+            self.ref[:, cut],
+            None if self.dist is None else self.dist[:, cut],
+            None if self.obs is None else self.obs[:, cut],
+            lin=None if self.lin is None else self.lin[:, cut],
         )
 
     @property
