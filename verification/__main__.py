@@ -46,6 +46,14 @@ def _int_in(lo: int, hi: int) -> Callable[[str], int]:
     return parse
 
 
+def _folder(text: str) -> Path:
+    """An argparse type: a folder name; "" would silently mean the current folder, whose
+    records and previous report a run replaces."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder name, got an empty one")
+    return Path(text)
+
+
 def _device(text: str) -> str:
     try:
         return check_device("device", text)
@@ -59,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         "--quick", action="store_true", help="the small catalogue (under 2 minutes on 2 CPU cores)"
     )
     p.add_argument(
-        "--out", type=Path, default=Path("report"), help="output folder (default: report/)"
+        "--out", type=_folder, default=Path("report"), help="output folder (default: report/)"
     )
     p.add_argument(
         "--device", type=_device, default=None, help="torch device for the estimates, e.g. cuda"

@@ -18,7 +18,8 @@ OPTIONAL_BOOL = object()  # a spec for ``checked``: True, False or None
 
 def checked(**spec: object) -> Callable[[Callable[..., S]], Callable[..., S]]:
     """Check a strategy's arguments when it is built, not at its first draw deep inside
-    hypothesis: an int spec is the least allowed size, ``bool`` asks for True/False."""
+    hypothesis: an int spec is the least allowed size, a pair (lo, hi) the allowed range (an upper
+    bound keeps every draw fast and small), ``bool`` asks for True/False."""
 
     def wrap(make: Callable[..., S]) -> Callable[..., S]:
         sig = inspect.signature(make)
@@ -35,7 +36,7 @@ def checked(**spec: object) -> Callable[[Callable[..., S]], Callable[..., S]]:
                 if want is bool or (want is OPTIONAL_BOOL and value is not None):
                     check_bool(label, value)
                 elif want is not OPTIONAL_BOOL:
-                    check_int(label, value, want)
+                    check_int(label, value, *(want if isinstance(want, tuple) else (want,)))
             return make(*args, **kwargs)
 
         return build

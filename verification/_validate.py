@@ -27,10 +27,15 @@ def check_real(
     """``value`` as a finite float in [lo, hi] (or (lo, hi] with ``open_lo``)."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InvalidTypeError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
+    bracket = "(" if open_lo else "["
+    try:
+        v = float(value)
+    except OverflowError:  # an int or Fraction beyond the float range (10**400)
+        raise InvalidArgumentError(
+            f"{name} must be a finite number in {bracket}{lo}, {hi}], got {value!r:.80}"
+        ) from None
     low_ok = v > lo if open_lo else v >= lo
     if not (math.isfinite(v) and low_ok and v <= hi):
-        bracket = "(" if open_lo else "["
         raise InvalidArgumentError(
             f"{name} must be a finite number in {bracket}{lo}, {hi}], got {v}"
         )
@@ -91,6 +96,18 @@ def device_unavailable(device: str) -> str | None:
 MAX_N = 10**7  # the regression cases hold n samples (up to 10 floats each) in memory
 MAX_CHAINS = 4096  # bounds memory: every chain keeps traces of up to ~40,000 draws
 MAX_SEED = 2**63 - 1  # entry i gets seed + i; torch generators take seeds below 2^64
+MAX_DATA_FLOATS = 10**8  # a case's data and parameters in memory (800 MB as float64)
+
+
+def check_data_size(what: str, n: int, per_sample: int, fixed: int = 0) -> None:
+    """Refuse a case whose data (n samples of ``per_sample`` numbers) and ``fixed`` parameters
+    would hold more than ``MAX_DATA_FLOATS`` floats, before anything is allocated."""
+    total = n * per_sample + fixed
+    if total > MAX_DATA_FLOATS:
+        raise InvalidArgumentError(
+            f"{what}: n = {n:,} samples of {per_sample:,} numbers and {fixed:,} parameters are "
+            f"{total:,} floats, more than the {MAX_DATA_FLOATS:,} allowed: reduce n or the sizes"
+        )
 
 
 def check_settings(settings: object, rule_type: type) -> None:

@@ -8,6 +8,7 @@ to worker processes or a Ray cluster.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -21,7 +22,14 @@ import numeric
 import rlct
 from numeric.reference import GaussianLinear, expected_llc
 
-from ._validate import MAX_SEED, check_bool, check_int, check_settings, check_type
+from ._validate import (
+    MAX_SEED,
+    check_bool,
+    check_data_size,
+    check_int,
+    check_settings,
+    check_type,
+)
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 from .crosscheck import CrossCheck, DecisionRule, decide, refuse
 from .errors import InvalidArgumentError, InvalidTypeError
@@ -113,6 +121,10 @@ def _run_regression(case: RRRCase | DLNCase | PotentialCase, s: Settings, seed: 
     exact = case.exact()
     if isinstance(case, PotentialCase) and (unsupported := _prior_unsupported(case, exact, s, t0)):
         return unsupported
+    if not isinstance(case, PotentialCase):  # widths checked by case.exact(): data in memory
+        w = case.widths
+        params = sum(a * b for a, b in itertools.pairwise(w))
+        check_data_size(case.name, s.n, w[0] + w[-1], params)
     prob = regression_problem(case, s.n, torch.Generator().manual_seed(seed))
     est = numeric.estimate_llc(
         prob.loss_fn, prob.params, prob.data, num_chains=s.num_chains, seed=seed, device=s.device
@@ -193,7 +205,8 @@ def _run_quadratic(case: QuadraticCase, reps: int, s: Settings, seed: int) -> Cr
     of L_n found by L-BFGS from the teacher: the point is generic, so the rank, hence λ, is the
     same at ŵ as at the teacher, where it is computed exactly."""
     t0 = time.perf_counter()
-    exact = case.exact()
+    exact = case.exact()  # checks the shapes of W, V and X
+    check_data_size(case.name, reps * len(case.X), len(case.W) + len(case.V))
     gen = torch.Generator().manual_seed(seed)
     X = torch.tensor(case.X, dtype=torch.float64).repeat(reps, 1)
     W = torch.tensor(case.W, dtype=torch.float64) / 4
@@ -369,6 +382,10 @@ def crosscheck(
         if case.X is None:
             raise InvalidArgumentError(
                 "case.X is None: a quadratic-network cross-check needs data (the case's inputs X)"
+            )
+        if len(case.X) == 0:
+            raise InvalidArgumentError(
+                "case.X is empty: a quadratic-network cross-check needs data"
             )
         reps = max(1, s.n // len(case.X))
         return _run_quadratic(case, reps, s, seed)

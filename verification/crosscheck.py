@@ -124,9 +124,12 @@ def _number(obj: object, attr: str, what: str) -> float:
         )
     value = getattr(obj, attr)
     try:
-        if isinstance(value, str | bytes | bool):
+        # a bool, numpy's or torch's included, is not a measurement (float(True) would be 1.0)
+        if isinstance(value, str | bytes | bool) or "bool" in str(getattr(value, "dtype", "")):
             raise TypeError
         return float(value)
+    except OverflowError:  # an int beyond the float range: infinite, which the rule refuses
+        return math.inf if value > 0 else -math.inf
     except (TypeError, ValueError):
         raise InvalidTypeError(f"{what}.{attr} must be a number, got {value!r:.80}") from None
 
@@ -198,6 +201,8 @@ def _chain_reasons(
         reasons.append(f"ESS {ess:.0f} < {rule.min_ess:g}")
     if not math.isfinite(rhat) or rhat > rule.max_rhat:
         reasons.append(f"R-hat {rhat:.3f} > {rule.max_rhat}")
+    elif rhat < 0:  # a ratio of variances' square root: a negative one is a broken computation
+        reasons.append(f"R-hat {rhat:.3f} is negative")
     return reasons
 
 

@@ -44,6 +44,11 @@ def run_on_ray(
     threads = check_int("threads", threads, 1, MAX_THREADS)
     if address is not None:
         check_type("address", address, str)
+    entries = list(entries)
+    for i, e in enumerate(entries):  # checked here: a Ray task would fail only on its worker
+        check_type(f"entries[{i}]", e, Entry)
+    if init_kwargs is not None:
+        check_type("init_kwargs", init_kwargs, dict)
     try:
         import ray
     except ImportError as err:

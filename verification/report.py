@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._validate import check_int, check_type
+from ._validate import check_bool, check_int, check_type
 from .catalogue import Entry, Settings, catalogue
 from .closed_forms import ClosedFormSummary, check_closed_forms
 from .crosscheck import CrossCheck
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, InvalidTypeError
 from .records import CLOSED_FORMS_NAME, PLOT_NAME, REPORT_NAME, write_records
 from .runner import MAX_THREADS, MAX_WORKERS, run_cases
 
@@ -69,11 +69,16 @@ def run_report(
     """Run the catalogue (or ``entries``) with the local engine (``workers`` processes) or on
     Ray, then the closed-form checks. Each case runs with ``threads`` torch threads (see
     :mod:`.runner`); ``on_record`` receives each record as its case finishes (local engine)."""
+    check_bool("quick", quick)  # read below even when ``entries`` are given
     check_type("settings", settings, Settings)
     check_int("workers", workers, 1, MAX_WORKERS)
     check_int("threads", threads, 1, MAX_THREADS)
     if engine not in ("local", "ray"):
         raise InvalidArgumentError(f"engine must be 'local' or 'ray', got {engine!r}")
+    if ray_address is not None and engine != "ray":
+        raise InvalidArgumentError(f"ray_address={ray_address!r} is only used with engine='ray'")
+    if on_record is not None and not callable(on_record):
+        raise InvalidTypeError(f"on_record must be a function or None, got {on_record!r:.80}")
     t0 = time.perf_counter()
     entries = catalogue(quick) if entries is None else list(entries)
     if engine == "ray":

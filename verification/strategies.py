@@ -63,7 +63,7 @@ def _nc_value(k: list[int], h: list[sp.Rational]) -> tuple[sp.Rational, int]:
     return lam, ratios.count(lam)
 
 
-@checked(max_dim=1, max_k=1, priors=bool)
+@checked(max_dim=(1, 32), max_k=1, priors=bool)
 @st.composite
 def normal_crossing_cases(draw, max_dim: int = 4, max_k: int = 3, priors: bool = True):
     """K = Π w_j^(2k_j) with prior exponents h_j ∈ {0, 1/2, 1, 2} (or 0)."""
@@ -89,11 +89,12 @@ def _leaf(draw, start: int, max_k: int) -> _Block:
     )
 
 
-def _combine(draw, start: int, depth: int, max_k: int) -> _Block:
+def _combine(draw, start: int, depth: int, max_k: int, max_dim: int) -> _Block:
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return _leaf(draw, start, max_k)
-    a = _combine(draw, start, depth - 1, max_k)
-    b = _combine(draw, start + len(a.variables), depth - 1, max_k)
+    a = _combine(draw, start, depth - 1, max_k, max_dim)
+    assume(start + len(a.variables) < max_dim)  # b adds a variable: rejected now, not once built
+    b = _combine(draw, start + len(a.variables), depth - 1, max_k, max_dim)
     variables, prior = a.variables + b.variables, a.prior + b.prior
     if draw(st.booleans()):
         return _Block(a.expr + b.expr, variables, prior, a.lam + b.lam, a.mult + b.mult - 1)
@@ -104,14 +105,14 @@ def _combine(draw, start: int, depth: int, max_k: int) -> _Block:
     return _Block(sp.expand(a.expr * b.expr), variables, prior, lam, mult)
 
 
-@checked(depth=0, max_k=1, max_dim=1)
+@checked(depth=(0, 16), max_k=1, max_dim=(1, 16))
 @st.composite
 def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
     """Non-degenerate K built from monomials by sums and products on disjoint variables.
 
     ``max_dim`` bounds the number of variables: exact facet enumeration grows combinatorially.
     """
-    b = _combine(draw, 0, depth, max_k)
+    b = _combine(draw, 0, depth, max_k, max_dim)
     assume(len(b.variables) <= max_dim)
     return PotentialCase(f"newton({b.expr})", b.expr, b.variables, b.prior, b.lam, b.mult)
 
@@ -124,6 +125,7 @@ def _binomial_value(a: int, b: int) -> tuple[sp.Rational, int]:
     return min(edge, sp.Rational(1, 2)), 2 if edge == sp.Rational(1, 2) else 1
 
 
+@checked()
 @st.composite
 def degenerate_polynomials(draw):
     """K = (x^a − c·y^b)² · Π z_j^(2k_j): the face polynomial vanishes on the torus, so the Newton
@@ -173,7 +175,7 @@ def _linear(draw, w: tuple[sp.Symbol, ...]) -> dict[sp.Symbol, sp.Expr]:
     return {w[i]: sum(A[i, j] * w[j] for j in range(d)) for i in range(d)}
 
 
-@checked(dim=2, max_degree=2, max_k=1, priors=bool)
+@checked(dim=(2, 6), max_degree=(2, 24), max_k=1, priors=bool)
 @st.composite
 def diffeomorphic_polynomials(
     draw, dim: int = 2, max_degree: int = 12, max_k: int = 2, priors: bool = True
@@ -202,6 +204,7 @@ def diffeomorphic_polynomials(
         bl, bm = _nc_value(k, [h[j] for j in block])
         lam, mult = lam + bl, mult + bm - 1
         degree = max(degree, 2 * sum(k))
+    assume(degree <= max_degree)  # the maps never lower the degree: rejected before expanding
     K, maps = K0, []
     for _ in range(draw(st.integers(1, 3))):
         room = max_degree // degree
@@ -352,7 +355,7 @@ def bad_inputs(draw, estimator: bool = True):
     return draw(st.sampled_from(makers))(draw)
 
 
-@checked(max_d=1, max_p=1, max_K=1)
+@checked(max_d=(1, 32), max_p=(1, 32), max_K=(1, 32))
 @st.composite
 def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
     """(d, p, K) for a two-layer quadratic network."""
@@ -362,7 +365,7 @@ def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
 _SPECIAL = ("inactive unit", "zero feature", "parallel features")
 
 
-@checked(max_d=1, max_p=1, max_K=1, data=OPTIONAL_BOOL)
+@checked(max_d=(1, 32), max_p=(1, 32), max_K=(1, 32), data=OPTIONAL_BOOL)
 @st.composite
 def quadratic_cases(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6, data: bool | None = None):
     """A quadratic network at a generic integer point or at a special point where the rank can

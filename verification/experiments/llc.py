@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 import numeric
 
+from ..errors import InvalidArgumentError
 from .records import Record
 from .training import Checkpoint
 
@@ -123,7 +124,15 @@ def llc_along(
 
 
 def mse_loss(pred: Tensor, y: Tensor) -> Tensor:
-    """½·mean_i ‖y_i − f(x_i)‖² (Gaussian regression with unit noise, up to a constant)."""
+    """½·mean_i ‖y_i − f(x_i)‖² (Gaussian regression with unit noise, up to a constant).
+
+    ``y`` must have the shape of ``pred``'s trailing axes (leading axes of ``pred`` may hold
+    chains): a prediction [n, 1] against targets [n] would broadcast to n × n pairs."""
+    if pred.shape[pred.dim() - y.dim() :] != y.shape:
+        raise InvalidArgumentError(
+            f"mse_loss: y of shape {tuple(y.shape)} does not match the trailing axes of pred "
+            f"{tuple(pred.shape)} (reshape one: [n, 1] against [n] would broadcast to n × n)"
+        )
     return 0.5 * (pred - y).square().sum(-1).mean()
 
 

@@ -7,6 +7,7 @@ generator)`` makes the torch optimizer. The generator is used by entropy-SGD's L
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -16,9 +17,12 @@ import torch
 from torch import Tensor
 from torch.optim import Optimizer
 
+from .._validate import check_bool, check_int, check_real
+from ..errors import InvalidArgumentError
 from .records import Record
 
 OptimizerKind = Literal["sgd", "adam", "adamw", "entropy_sgd"]
+KINDS: tuple[str, ...] = ("sgd", "adam", "adamw", "entropy_sgd")
 
 
 class EntropySGD(Optimizer):
@@ -113,8 +117,17 @@ class OptimizerSpec(Record):
     averaging: float = 0.75
 
     def __post_init__(self) -> None:
-        if not self.lr > 0:
-            raise ValueError(f"learning rate must be positive, not {self.lr}")
+        """Every setting checked (a bad one otherwise fails, or is used, at the first step)."""
+        if self.kind not in KINDS:
+            raise InvalidArgumentError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        put = functools.partial(object.__setattr__, self)
+        put("lr", check_real("learning rate lr", self.lr, 0.0, open_lo=True))
+        for name in ("momentum", "weight_decay", "noise", "scope", "scope_growth"):
+            put(name, check_real(name, getattr(self, name), 0.0))
+        put("inner_lr", check_real("inner_lr", self.inner_lr, 0.0, open_lo=True))
+        put("averaging", check_real("averaging", self.averaging, 0.0, 1.0, open_lo=True))
+        put("inner_steps", check_int("inner_steps", self.inner_steps, 1, 10**6))
+        check_bool("nesterov", self.nesterov)
         if self.nesterov and not self.momentum:
             raise ValueError("Nesterov momentum needs momentum > 0")
         if self.kind == "entropy_sgd" and self.weight_decay:

@@ -14,10 +14,13 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from .._validate import check_int, check_type
+from ..errors import InvalidArgumentError, InvalidTypeError
 from .optimizers import OptimizerSpec
 from .records import Record
 
 LossFn = Callable[[Tensor, Tensor], Tensor]
+MAX_STEPS = 10**7  # the per-step losses are kept (80 MB); more is weeks of training anyway
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,32 @@ class _Batches:
         return idx
 
 
+def _checked_args(
+    data: object, steps: object, batch_size: object, checkpoint_at: object, generator: object
+) -> tuple[int, int | None, list[int]]:
+    """``train``'s sizes as ints (bools, floats and strings refused) and the checkpoint steps,
+    sorted with ``steps`` added: none is dropped or rounded."""
+    if not (isinstance(data, tuple | list) and len(data) == 2):
+        raise InvalidTypeError(f"data must be a pair (x, y) of tensors, got {type(data).__name__}")
+    x, y = data
+    check_type("data[0] (x)", x, Tensor)
+    check_type("data[1] (y)", y, Tensor)
+    if x.dim() == 0 or y.dim() == 0 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise InvalidArgumentError(
+            f"data must hold as many rows of x as of y (at least one), got x {tuple(x.shape)}, "
+            f"y {tuple(y.shape)}"
+        )
+    n = x.shape[0]
+    steps = check_int("steps", steps, 0, MAX_STEPS)
+    if batch_size is not None:
+        batch_size = check_int(f"batch_size (n = {n} rows)", batch_size, 1, n)
+    if isinstance(checkpoint_at, str | bytes) or not isinstance(checkpoint_at, Iterable):
+        raise InvalidTypeError(f"checkpoint_at must be a sequence of steps, got {checkpoint_at!r}")
+    at = {check_int("checkpoint_at step", s, 0, steps) for s in checkpoint_at}
+    check_type("generator", generator, torch.Generator)
+    return steps, batch_size, sorted(at | {steps})
+
+
 def full_loss(model: nn.Module, loss: LossFn, data: tuple[Tensor, Tensor]) -> float:
     """The loss of ``model`` on all of ``data`` (no gradient)."""
     with torch.no_grad():
@@ -95,15 +124,11 @@ def train(
     checkpoint at step s holds the parameters after s updates (s = 0: the initial ones); the last
     step is always checkpointed. The seed recorded is ``generator.initial_seed()``.
     """
+    steps, batch_size, at = _checked_args(data, steps, batch_size, checkpoint_at, generator)
+    if not callable(getattr(optimizer, "build", None)):
+        raise InvalidTypeError(f"optimizer must be an OptimizerSpec, got {optimizer!r:.80}")
     x, y = data
     n = x.shape[0]
-    if steps < 0:
-        raise ValueError(f"steps must be non-negative, not {steps}")
-    if batch_size is not None and not 1 <= batch_size <= n:
-        raise ValueError(f"batch_size must lie in [1, n = {n}], not {batch_size}")
-    at = sorted(set(checkpoint_at) | {steps})
-    if at[0] < 0 or at[-1] > steps:
-        raise ValueError(f"checkpoint steps must lie in [0, {steps}], got {at}")
     seed = generator.initial_seed()
     opt = optimizer.build(model.parameters(), generator)
     # optimizers that need the batch itself (per-sample gradients: NGD's empirical Fisher)
