@@ -63,6 +63,7 @@ def row(est: numeric.LLCEstimate, seconds: float, **extra: Any) -> dict[str, Any
         "stderr": est.stderr,
         "ess": est.ess,
         "rhat": est.rhat,
+        "linear_coefficient": est.linear_coefficient,
         "slow_ess": est.slow_ess,
         "slow_rhat": est.slow_rhat,
         "findings": [f"{f.code} ({f.severity})" for f in est.diagnostics],

@@ -168,6 +168,7 @@ def mlp_rows(
             "num_draws": est.config.num_draws,
             "num_burnin": est.config.num_burnin,
             "step_check": to_plain(est.step_check),
+            "linear_coefficient": est.linear_coefficient,
             "wall_s": time.perf_counter() - t0,
         }
         print(json.dumps(row), flush=True)

@@ -107,24 +107,28 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
     faster per step than the stacked form once compiled, 256 chains)."""
     gv = grad_and_value(f)
 
-    def per_chain(w: Tensor, a: Tensor, w_star: Tensor, batch: Any) -> tuple[Tensor, ...]:
+    def per_chain(
+        w: Tensor, a: Tensor, w_star: Tensor, g_star: Tensor, batch: Any
+    ) -> tuple[Tensor, ...]:
         g, loss = gv(w, batch)
         if not spec.control_variate:
             return loss, f(w_star, batch), g
         g_a, loss_a = gv(a, batch)
         if spec.anchored:
             return loss, f(w_star, batch), g - g_a
-        return loss, loss_a, g - g_a, g_a  # a = w*: ∇L_B(w*) for the linear term
+        # a = w*: ℓ per chain, fused with the rest rather than ∇L_B(w*) [C, D] handed out
+        return loss, loss_a, g - g_a, ((g_a - g_star) * (w - w_star)).sum()
 
     batched = vmap(
-        per_chain, in_dims=(0, 0 if spec.anchored else None, None, 0), randomness="different"
+        per_chain, in_dims=(0, 0 if spec.anchored else None, None, None, 0), randomness="different"
     )
 
     def gradient(w: Tensor, batch: Any, k: Constants) -> sgld.GradientEval:
         a, g_a = centre(w, k, spec.anchored)
-        loss, ref, g, *g_batch_star = batched(w, a, k.w_star, batch)
-        lin = linear_term(g_batch_star[0], k, w) if g_batch_star else None
-        return sgld.GradientEval(loss, ref, g + g_a if spec.control_variate else g, lin)
+        loss, ref, g, *lin = batched(w, a, k.w_star, k.g_star, batch)
+        return sgld.GradientEval(
+            loss, ref, g + g_a if spec.control_variate else g, lin[0] if lin else None
+        )
 
     return gradient
 
