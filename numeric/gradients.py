@@ -11,8 +11,9 @@ r"""Minibatch gradient estimators ĝ of ∇L_n(w) for all chains at once (BlackJ
   The anchors themselves are refreshed by ``kernel.AnchoredBlock``.
 
 Every estimator also returns L_B(w) and L_B(w*) on the same minibatch (the estimate compares
-them) and, where the control variate is centred at w*, the batch's linear term
-ℓ = (∇L_B(w*) − ∇L_n(w*))·(w − w*), which λ̂'s observable regresses out (``numeric.observable``).
+them) and, with a control variate centred at a, the first-order minibatch noise ℓ of
+L_B(w) − L_B(w*) about a (``batch_noise``), which λ̂'s observable regresses out
+(``numeric.observable``).
 ``make_gradient`` is the eager form (one vmapped forward and one reverse pass over stacked
 rows); ``make_paired_gradient`` the ``torch.func`` form that ``torch.compile`` traces.
 """
@@ -33,14 +34,17 @@ from numeric.types import Constants, KernelSpec
 FlatLoss = Callable[[Tensor, Any], Tensor]  # L_B(w) for one flat parameter vector [D]
 
 
-def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor]:
-    """The control variate's centre a and ∇L_n(a) per chain: w*, or (``anchored``) the chain's
-    anchor r where ‖w − r‖ < ‖w − w*‖. Chosen from w before the minibatch is drawn, so ĝ stays
-    unbiased; its variance grows with ‖w − a‖²."""
+def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """The control variate's centre a, ∇L_n(a) and L_n(a) − L_n(w*) per chain: w* (and 0), or
+    (``anchored``) the chain's anchor r where ‖w − r‖ < ‖w − w*‖. Chosen from w before the
+    minibatch is drawn, so ĝ stays unbiased; its variance grows with ‖w − a‖²."""
+    zero = w.new_zeros(w.shape[:-1])
     if not anchored:
-        return k.w_star, k.g_star
-    use = ((w - k.anchor).square().sum(-1) < (w - k.w_star).square().sum(-1)).unsqueeze(-1)
-    return torch.where(use, k.anchor, k.w_star), torch.where(use, k.g_anchor, k.g_star)
+        return k.w_star, k.g_star, zero
+    use = (w - k.anchor).square().sum(-1) < (w - k.w_star).square().sum(-1)
+    gap = zero if k.loss_anchor is None else torch.where(use, k.loss_anchor, zero)
+    use = use.unsqueeze(-1)
+    return torch.where(use, k.anchor, k.w_star), torch.where(use, k.g_anchor, k.g_star), gap
 
 
 def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
@@ -58,9 +62,17 @@ def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, 
     return vg
 
 
-def linear_term(g_batch_star: Tensor, k: Constants, w: Tensor) -> Tensor:
-    """ℓ = (∇L_B(w*) − ∇L_n(w*))·(w − w*) per chain [C] (zero on average over minibatches)."""
-    return ((g_batch_star - k.g_star) * (w - k.w_star)).sum(-1)
+def linear_term(g_batch_a: Tensor, g_full_a: Tensor, a: Tensor, w: Tensor) -> Tensor:
+    """(∇L_B(a) − ∇L_n(a))·(w − a) per chain (last axis summed), a the control variate's centre:
+    zero on average over minibatches (a is chosen from w before the batch is drawn)."""
+    return ((g_batch_a - g_full_a) * (w - a)).sum(-1)
+
+
+def batch_noise(lin: Tensor, loss_a: Tensor, ref: Tensor, gap: Tensor) -> Tensor:
+    """ℓ = (L_B(a) − L_B(w*) − (L_n(a) − L_n(w*))) + (∇L_B(a) − ∇L_n(a))·(w − a): the first-order
+    minibatch noise of L_B(w) − L_B(w*) about the centre a (``lin`` the second term, ``gap`` =
+    L_n(a) − L_n(w*)); zero on average, and (∇L_B(w*) − ∇L_n(w*))·(w − w*) where a = w*."""
+    return lin + (loss_a - ref - gap)
 
 
 GradientAt = Callable[[Tensor, Tensor, Constants, Any], sgld.GradientEval]
@@ -79,7 +91,7 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
 
     def gradient(w: Tensor, idx: Tensor, k: Constants, data: Any) -> sgld.GradientEval:
         c = w.shape[0]
-        a, g_a = centre(w, k, spec.anchored)
+        a, g_a, gap = centre(w, k, spec.anchored)
         rows = [w, a.expand(c, -1)] if spec.control_variate else [w]
         ref_in_rows = spec.control_variate and not spec.anchored  # a = w*
         if spec.stacked and not ref_in_rows:
@@ -92,8 +104,11 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
             with torch.no_grad():
                 ref = ref_only(k.w_star, take(data, idx))
         g = grads[:c] - grads[c : 2 * c] + g_a if spec.control_variate else grads[:c]
-        at_star = spec.control_variate and not spec.anchored  # a = w*: ∇L_B(w*) is grads[c:2c]
-        lin = linear_term(grads[c : 2 * c], k, w) if at_star else None
+        lin = None
+        if spec.control_variate:
+            lin = linear_term(grads[c : 2 * c], g_a, a, w)
+            if spec.anchored:
+                lin = batch_noise(lin, losses[c : 2 * c], ref, gap)
         return sgld.GradientEval(losses[:c], ref, g, lin)
 
     return gradient
@@ -108,24 +123,27 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
     gv = grad_and_value(f)
 
     def per_chain(
-        w: Tensor, a: Tensor, w_star: Tensor, g_star: Tensor, batch: Any
+        w: Tensor, a: Tensor, g_full_a: Tensor, gap: Tensor, w_star: Tensor, batch: Any
     ) -> tuple[Tensor, ...]:
         g, loss = gv(w, batch)
         if not spec.control_variate:
             return loss, f(w_star, batch), g
         g_a, loss_a = gv(a, batch)
-        if spec.anchored:
-            return loss, f(w_star, batch), g - g_a
-        # a = w*: ℓ per chain, fused with the rest rather than ∇L_B(w*) [C, D] handed out
-        return loss, loss_a, g - g_a, ((g_a - g_star) * (w - w_star)).sum()
+        # ℓ per chain, fused with the rest rather than ∇L_B(a) [C, D] handed out of vmap
+        lin = linear_term(g_a, g_full_a, a, w)
+        if not spec.anchored:
+            return loss, loss_a, g - g_a, lin
+        ref = f(w_star, batch)
+        return loss, ref, g - g_a, batch_noise(lin, loss_a, ref, gap)
 
+    per_centre = 0 if spec.anchored else None
     batched = vmap(
-        per_chain, in_dims=(0, 0 if spec.anchored else None, None, None, 0), randomness="different"
+        per_chain, in_dims=(0, per_centre, per_centre, 0, None, 0), randomness="different"
     )
 
     def gradient(w: Tensor, batch: Any, k: Constants) -> sgld.GradientEval:
-        a, g_a = centre(w, k, spec.anchored)
-        loss, ref, g, *lin = batched(w, a, k.w_star, k.g_star, batch)
+        a, g_a, gap = centre(w, k, spec.anchored)
+        loss, ref, g, *lin = batched(w, a, g_a, gap, k.w_star, batch)
         return sgld.GradientEval(
             loss, ref, g + g_a if spec.control_variate else g, lin[0] if lin else None
         )

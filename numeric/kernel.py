@@ -324,21 +324,23 @@ class AnchoredBlock:
     ``kernel`` at ``tuning``'s ε and friction, their randomness drawn from ``gen``, and (anchored
     kernels) each chain's anchor refreshed every ``tuning.anchor_every`` steps.
 
-    Refresh: the chain's position becomes its anchor r, with ∇L_n(r) on the full data
-    (``full_grad(r)``); the block is split at the refreshes. A new friction is pushed into the
-    kernel's constants at the start of the next block (friction only enters the update).
+    Refresh: the chain's position becomes its anchor r, with L_n(r) − L_n(w*) and ∇L_n(r) on the
+    full data (``full_loss_grad``: (L_n, ∇L_n) at positions [C, D]); the block is split at the
+    refreshes. A new friction is pushed into the kernel's constants at the start of the next
+    block (friction only enters the update).
     """
 
     def __init__(
         self,
         kernel: Kernel,
-        full_grad: Callable[[Tensor], Tensor],
+        full_loss_grad: Callable[[Tensor], tuple[Tensor, Tensor]],
         gen: torch.Generator,
         n: int,
         batch: int,
         anchored: bool,
     ) -> None:
-        self.kernel, self.full_grad, self.gen = kernel, full_grad, gen
+        self.kernel, self.full_loss_grad, self.gen = kernel, full_loss_grad, gen
+        self.loss_star: Tensor | None = None  # L_n(w*), at the first refresh
         self.n, self.batch, self.anchored = n, batch, anchored
         self.since_anchor = 0  # steps since the anchors were last set
 
@@ -356,7 +358,12 @@ class AnchoredBlock:
         while done < m:
             if self.since_anchor >= tuning.anchor_every:
                 pos = state.position.detach().clone()
-                kern.update_constants(anchor=pos, g_anchor=self.full_grad(pos))
+                if self.loss_star is None:  # L_n(w*) the way L_n(r) is computed: no offset
+                    self.loss_star = self.full_loss_grad(kern.consts.w_star[None])[0]
+                loss_r, g_r = self.full_loss_grad(pos)
+                kern.update_constants(
+                    anchor=pos, g_anchor=g_r, loss_anchor=(loss_r - self.loss_star).detach()
+                )
                 self.since_anchor = 0
             k = min(m - done, tuning.anchor_every - self.since_anchor)
             state, part = kern.run_drawing(state, k, eps, self.gen, self.n, self.batch, record)

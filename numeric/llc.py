@@ -279,7 +279,9 @@ def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
     )
     if plan.kernel_spec.anchored:  # until the first refresh every chain is anchored at w*
         consts = consts._replace(
-            anchor=problem.w_star.expand(c, d).clone(), g_anchor=problem.g_star.expand(c, d).clone()
+            anchor=problem.w_star.expand(c, d).clone(),
+            g_anchor=problem.g_star.expand(c, d).clone(),
+            loss_anchor=problem.w_star.new_zeros(c),
         )
     model = problem.model
     return Kernel(
@@ -301,7 +303,7 @@ def _start_chains(
     model = problem.model
     block = AnchoredBlock(
         kern,
-        lambda pos: model.full_loss_grad(pos)[1],
+        model.full_loss_grad,
         gen,
         problem.n,
         problem.batch_size,

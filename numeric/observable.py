@@ -5,8 +5,10 @@ estimate of L_n(w_t) − L_n(w*) whose batch-to-batch noise is led, near w*, by 
 ℓ_t = (∇L_{B_t}(w*) − ∇L_n(w*))·(w_t − w*). ℓ_t has mean zero exactly (B_t is drawn with
 replacement, independently of w_t), but its share of λ̂ = nβ·E[d] grows as √nβ: on a
 least-squares fit (n = 200) λ̂'s standard error was 0.23 at nβ = 10⁶ and 0.66 at 10⁷, against 0.05
-from full-data losses. Where the gradient's control variate is centred at w* the step has
-∇L_{B_t}(w*) anyway, so it records ℓ_t (``sgld.GradientEval.linear``), and the estimate uses
+from full-data losses. With the gradient's control variate the step has ∇L_{B_t}(a_t) at its
+centre a_t anyway (w*, or a chain's anchor nearer to w_t: ``gradients.centre``), so it records
+ℓ_t = (∇L_{B_t}(a_t) − ∇L_n(a_t))·(w_t − a_t) (``sgld.GradientEval.linear``; ℓ_t above where
+a_t = w*, and again of mean zero, a_t being chosen before B_t), and the estimate uses
 
     d_t − ĉ·ℓ_t,   ĉ = Σ (d_t − d̄)·ℓ_t / Σ ℓ_t²   (over the live chains' draws),
 
@@ -16,8 +18,8 @@ from w*, where d is no longer led by its linear term, ĉ falls towards 0 by itse
 the same draws biases the mean by O(1/(C·T)) of ℓ's covariance with d, far below the error bar.
 The estimate and the step-size check read this observable; the run's lengths (burn-in, added
 draws) are still chosen from d itself, and the divergence check reads both (``chains.check_block``).
-Anchored control variates (``gradients.centre``) and plain minibatch gradients do not compute
-∇L_B(w*), so there ℓ is not recorded and ĉ = 0.
+Plain minibatch gradients (``gradient="minibatch"``) compute no ∇L_B at a fixed point, so there
+ℓ is not recorded and ĉ = 0.
 """
 
 from __future__ import annotations

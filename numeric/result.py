@@ -131,9 +131,9 @@ class LLCEstimate:
 
     ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − R_t)``: each minibatch loss is compared with
     a reference on the same minibatch, R_t = L_B(w*) (a control variate that removes the
-    batch-to-batch noise of L_B, which would otherwise be multiplied by nβ) plus, where the
-    gradient's control variate is centred at w*, ĉ·ℓ_t, the batch's linear term regressed out
-    with coefficient ``linear_coefficient`` (``numeric.observable``; 0 where not recorded).
+    batch-to-batch noise of L_B, which would otherwise be multiplied by nβ) plus, with the
+    gradient's control variate, ĉ·ℓ_t, the batch's linear term regressed out with coefficient
+    ``linear_coefficient`` (``numeric.observable``; 0 where not recorded).
     ``mean`` is their average; ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of
     the between-chain and the autocorrelation-aware error). ``loss_trace``/``ref_loss_trace``
     are L_B(w_t) and R_t [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is

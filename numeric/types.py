@@ -48,6 +48,7 @@ class Constants(NamedTuple):
     alpha: float
     anchor: Tensor | None = None  # [C, D] r: each chain's anchor (``KernelSpec.anchored``)
     g_anchor: Tensor | None = None  # [C, D] ∇L_n(r)
+    loss_anchor: Tensor | None = None  # [C] L_n(r) − L_n(w*) (None: every r is w*)
     friction: float = math.inf  # ξ of the BAOAB integrator
 
 

@@ -63,8 +63,12 @@ def test_block_equals_repeated_sgld_steps(cv: bool, integrator: sgld.Integrator)
             l0 = 0.5 * (torch.sin((xb * w0[:, None, :]).sum(-1)) - yb).square().mean(-1)
             (g0,) = torch.autograd.grad(l0.sum(), w0)
             torch.testing.assert_close(ev.grad, gw - g0 + k.g_star)
+            # the batch's linear term about w* (numeric.observable)
+            lin = ((g0 - k.g_star) * (ref.position - k.w_star)).sum(-1)
+            torch.testing.assert_close(ev.linear, lin)
         else:
             torch.testing.assert_close(ev.grad, gw)
+            assert ev.linear is None
         assert torch.equal(trace.loss[:, t], ev.loss)
         ref, info = sgld.update(
             ref,
