@@ -1,14 +1,18 @@
-r"""λ̂'s observable per draw, with the minibatch's linear term regressed out.
+r"""λ̂'s observable per draw, with the first-order part of its minibatch noise regressed out.
 
 Each draw compares losses on its own minibatch B_t: d_t = L_{B_t}(w_t) − L_{B_t}(w*), an unbiased
 estimate of L_n(w_t) − L_n(w*) whose batch-to-batch noise is led, near w*, by the linear term
 ℓ_t = (∇L_{B_t}(w*) − ∇L_n(w*))·(w_t − w*). ℓ_t has mean zero exactly (B_t is drawn with
 replacement, independently of w_t), but its share of λ̂ = nβ·E[d] grows as √nβ: on a
 least-squares fit (n = 200) λ̂'s standard error was 0.23 at nβ = 10⁶ and 0.66 at 10⁷, against 0.05
-from full-data losses. With the gradient's control variate the step has ∇L_{B_t}(a_t) at its
-centre a_t anyway (w*, or a chain's anchor nearer to w_t: ``gradients.centre``), so it records
-ℓ_t = (∇L_{B_t}(a_t) − ∇L_n(a_t))·(w_t − a_t) (``sgld.GradientEval.linear``; ℓ_t above where
-a_t = w*, and again of mean zero, a_t being chosen before B_t), and the estimate uses
+from full-data losses. With the gradient's control variate the step has L_{B_t} and ∇L_{B_t} at
+its centre a_t anyway (w*, or a chain's anchor nearer to w_t: ``gradients.centre``), so it records
+the first-order noise of d_t about a_t (``gradients.batch_noise``, ``sgld.GradientEval.linear``),
+
+    ℓ_t = (L_{B_t}(a_t) − L_{B_t}(w*) − (L_n(a_t) − L_n(w*)))
+          + (∇L_{B_t}(a_t) − ∇L_n(a_t))·(w_t − a_t),
+
+ℓ_t above where a_t = w*, and again of mean zero (a_t is chosen before B_t). The estimate uses
 
     d_t − ĉ·ℓ_t,   ĉ = Σ (d_t − d̄)·ℓ_t / Σ ℓ_t²   (over the live chains' draws),
 
