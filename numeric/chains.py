@@ -70,8 +70,8 @@ def check_block(
     """Raise (or mark chains dead) on non-finite or exploding nβ·(L − L*) in a block [C, b] of
     losses and references; one host sync where all is well. Where the reference itself is not
     finite, ``check_reference`` raises instead (the difference is then not finite either).
-    With the batch's linear term ℓ (``numeric.observable``) a step explodes only where L − L*
-    and L − L* − ℓ both pass the limit: at large nβ the linear term alone reaches it on chains
+    With the first-order minibatch noise ℓ (``numeric.observable``) a step explodes only where
+    L − L* and L − L* − ℓ both pass the limit: at large nβ the noise alone reaches it on chains
     that stay put, and in a curved valley ℓ alone does, while a diverging chain's loss grows
     quadratically and passes both."""
     limit = 50.0 * (dim / 2 + 10.0)

@@ -62,17 +62,20 @@ def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, 
     return vg
 
 
-def linear_term(g_batch_a: Tensor, g_full_a: Tensor, a: Tensor, w: Tensor) -> Tensor:
-    """(∇L_B(a) − ∇L_n(a))·(w − a) per chain (last axis summed), a the control variate's centre:
-    zero on average over minibatches (a is chosen from w before the batch is drawn)."""
-    return ((g_batch_a - g_full_a) * (w - a)).sum(-1)
-
-
-def batch_noise(lin: Tensor, loss_a: Tensor, ref: Tensor, gap: Tensor) -> Tensor:
-    """ℓ = (L_B(a) − L_B(w*) − (L_n(a) − L_n(w*))) + (∇L_B(a) − ∇L_n(a))·(w − a): the first-order
-    minibatch noise of L_B(w) − L_B(w*) about the centre a (``lin`` the second term, ``gap`` =
-    L_n(a) − L_n(w*)); zero on average, and (∇L_B(w*) − ∇L_n(w*))·(w − w*) where a = w*."""
-    return lin + (loss_a - ref - gap)
+def batch_noise(
+    g_batch_a: Tensor,
+    g_full_a: Tensor,
+    a: Tensor,
+    w: Tensor,
+    loss_a: Tensor,
+    ref: Tensor,
+    gap: Tensor,
+) -> Tensor:
+    """ℓ = (L_B(a) − L_B(w*) − (L_n(a) − L_n(w*))) + (∇L_B(a) − ∇L_n(a))·(w − a) per chain (last
+    axis summed): the first-order minibatch noise of L_B(w) − L_B(w*) about the control
+    variate's centre a (``gap`` = L_n(a) − L_n(w*)). Zero on average, a being chosen from w
+    before the batch is drawn; where a = w* the bracket is 0."""
+    return ((g_batch_a - g_full_a) * (w - a)).sum(-1) + (loss_a - ref - gap)
 
 
 GradientAt = Callable[[Tensor, Tensor, Constants, Any], sgld.GradientEval]
@@ -106,9 +109,7 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
         g = grads[:c] - grads[c : 2 * c] + g_a if spec.control_variate else grads[:c]
         lin = None
         if spec.control_variate:
-            lin = linear_term(grads[c : 2 * c], g_a, a, w)
-            if spec.anchored:
-                lin = batch_noise(lin, losses[c : 2 * c], ref, gap)
+            lin = batch_noise(grads[c : 2 * c], g_a, a, w, losses[c : 2 * c], ref, gap)
         return sgld.GradientEval(losses[:c], ref, g, lin)
 
     return gradient
@@ -129,12 +130,9 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
         if not spec.control_variate:
             return loss, f(w_star, batch), g
         g_a, loss_a = gv(a, batch)
+        ref = f(w_star, batch) if spec.anchored else loss_a  # a = w*: L_B(a) is L_B(w*)
         # ℓ per chain, fused with the rest rather than ∇L_B(a) [C, D] handed out of vmap
-        lin = linear_term(g_a, g_full_a, a, w)
-        if not spec.anchored:
-            return loss, loss_a, g - g_a, lin
-        ref = f(w_star, batch)
-        return loss, ref, g - g_a, batch_noise(lin, loss_a, ref, gap)
+        return loss, ref, g - g_a, batch_noise(g_a, g_full_a, a, w, loss_a, ref, gap)
 
     per_centre = 0 if spec.anchored else None
     batched = vmap(

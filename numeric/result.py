@@ -132,13 +132,13 @@ class LLCEstimate:
     ``per_chain[c] = nβ·mean_t(L_{B_t}(w_{c,t}) − R_t)``: each minibatch loss is compared with
     a reference on the same minibatch, R_t = L_B(w*) (a control variate that removes the
     batch-to-batch noise of L_B, which would otherwise be multiplied by nβ) plus, with the
-    gradient's control variate, ĉ·ℓ_t, the batch's linear term regressed out with coefficient
-    ``linear_coefficient`` (``numeric.observable``; 0 where not recorded).
-    ``mean`` is their average; ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of
-    the between-chain and the autocorrelation-aware error). ``loss_trace``/``ref_loss_trace``
-    are L_B(w_t) and R_t [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full data. ``wbic`` is
-    n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None. ``full_data`` holds the
-    estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the smallest
+    gradient's control variate, ĉ·ℓ_t, the first-order minibatch noise regressed out with
+    coefficient ``linear_coefficient`` (``numeric.observable``; 0 where not recorded). ``mean``
+    is their average; ``stderr = max(std/√C, nβ·sd/√ESS)`` (the more conservative of the
+    between-chain and the autocorrelation-aware error). ``loss_trace``/``ref_loss_trace`` are
+    L_B(w_t) and R_t [chain, draw] (burn-in excluded); ``init_loss`` is L_n(w*) on the full
+    data. ``wbic`` is n·E[L_n(w)] when nβ = n/log n (the WBIC temperature), else None.
+    ``full_data`` holds the estimate from full-data losses (data models only). ``slow_ess``/``slow_rhat`` are the smallest
     ESS and largest R-hat of the slow observables: for data models ∇U projected on the slowest
     relevant Hessian directions (nan when the Hessian was not computed); for potentials
     (w_i − w*_i)² per coordinate (‖w − w*‖² beyond 16 parameters).

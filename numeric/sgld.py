@@ -59,8 +59,8 @@ class GradientEval(NamedTuple):
     loss: Tensor  # [C] minibatch loss L_B(w) of each chain
     ref_loss: Tensor  # [C] L_B(w*) on the same minibatch (0 when there is no data)
     grad: Tensor  # [C, D] unbiased estimate of ∇L(w)
-    # [C] ℓ = (∇L_B(a) − ∇L_n(a))·(w − a) with a control variate centred at a, the batch's
-    # linear term that λ̂'s observable regresses out (numeric.observable); else None
+    # [C] ℓ, the first-order minibatch noise of L_B(w) − L_B(w*) about the control variate's
+    # centre (gradients.batch_noise), which λ̂'s observable regresses out; else None
     linear: Tensor | None = None
 
 

@@ -88,7 +88,7 @@ class Trace(NamedTuple):
     obs: Tensor | None = None  # [C, T, j] slow observables (d_t·probe, or (w − w*)²)
     drift_sq: Tensor | None = None  # Σ_t ‖(ε/2)·M^{1/2}d_t‖²
     noise_sq: Tensor | None = None  # Σ_t ‖noise increment‖²
-    lin: Tensor | None = None  # ℓ_t, the batch's linear term (sgld.GradientEval.linear)
+    lin: Tensor | None = None  # ℓ_t, the first-order minibatch noise (GradientEval.linear)
 
     @staticmethod
     def join(parts: Sequence[Trace]) -> Trace:

@@ -8,7 +8,6 @@ to worker processes or a Ray cluster.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable
@@ -121,10 +120,6 @@ def _run_regression(case: RRRCase | DLNCase | PotentialCase, s: Settings, seed: 
     exact = case.exact()
     if isinstance(case, PotentialCase) and (unsupported := _prior_unsupported(case, exact, s, t0)):
         return unsupported
-    if not isinstance(case, PotentialCase):  # widths checked by case.exact(): data in memory
-        w = case.widths
-        params = sum(a * b for a, b in itertools.pairwise(w))
-        check_data_size(case.name, s.n, w[0] + w[-1], params)
     prob = regression_problem(case, s.n, torch.Generator().manual_seed(seed))
     est = numeric.estimate_llc(
         prob.loss_fn, prob.params, prob.data, num_chains=s.num_chains, seed=seed, device=s.device

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from numeric.linalg import least_squares, one_thread
 
+from ._validate import check_data_size
 from .cases import DLNCase, PotentialCase, RRRCase
 
 __all__ = [
@@ -119,9 +120,12 @@ def regression_problem(
         params = {"w": torch.zeros(d, dtype=torch.float64)}
     else:
         widths = list(case.widths)
+        shapes = list(itertools.pairwise(widths))
+        # refused before anything is allocated: data [n, in + out] and the weights
+        check_data_size(case.name, n, widths[0] + widths[-1], sum(a * b for a, b in shapes))
         r = case.r
         params = {}
-        for i, (a, b) in enumerate(itertools.pairwise(widths)):
+        for i, (a, b) in enumerate(shapes):
             W = torch.zeros(b, a, dtype=torch.float64)
             W[:r, :r] = torch.eye(r, dtype=torch.float64) if r else W[:r, :r]
             params[f"W{i}"] = W

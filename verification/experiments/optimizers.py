@@ -11,7 +11,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 from torch import Tensor
@@ -22,7 +22,7 @@ from ..errors import InvalidArgumentError
 from .records import Record
 
 OptimizerKind = Literal["sgd", "adam", "adamw", "entropy_sgd"]
-KINDS: tuple[str, ...] = ("sgd", "adam", "adamw", "entropy_sgd")
+KINDS: tuple[str, ...] = get_args(OptimizerKind)
 
 
 class EntropySGD(Optimizer):
