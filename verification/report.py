@@ -140,7 +140,10 @@ def format_table(records: Sequence[CrossCheck]) -> str:
 TARGET_NOTE = (
     "The estimate is compared with λ_target, not with λ: at finite nβ a perfect sampler returns "
     "λ_β, below λ where the model is singular (λ_β from quadrature or a closed form, else "
-    "λ − (m−1)/log nβ), and z = (estimate − λ_target)/√(se² + σ_bias²)."
+    "λ − (m−1)/log nβ), and z = (estimate − λ_target)/√(se² + σ_bias²). For the linear "
+    "networks (rrr, dln) the chains sit at the true parameter, not at the minimum of L_n: "
+    "λ_target also takes off the data's shift nβ·(L_n(w*) − min L_n), computed exactly, and "
+    "σ_bias = β·λ holds what is left."
 )
 
 
