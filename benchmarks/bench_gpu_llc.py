@@ -124,12 +124,12 @@ def dln(dim: int, device: str, problem: tuple | None = None, **kw) -> dict:
     )
 
 
-def step_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
-    """Seconds of one sampler step, from its dominant cost timed alone on this device.
+DRAW_PER_GRADIENTS = 2.2  # a draw's wall time over its gradients' (``dln_within``)
 
-    A control-variate step takes ∇L_B at w and at w* for each chain (2·chains minibatch
-    gradients); the update and the noise add about 15% at this size (the H100 and H200 rows).
-    """
+
+def step_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
+    """Seconds of a control-variate step's minibatch gradients timed alone on this device:
+    ∇L_B at w and at w* for each chain, 2·chains gradients (``dln_within`` costs the rest)."""
     _, _, loss_fn, ws, (x, y) = problem
     w = {k: v.detach().clone().requires_grad_(True) for k, v in ws.items()}
     b = (x[:batch], y[:batch])
@@ -144,21 +144,24 @@ def step_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
     for _ in range(3):
         grads()
     _sync(device)
-    return 1.15 * (time.perf_counter() - t) / 3
+    return (time.perf_counter() - t) / 3
 
 
 def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     """The ``dln`` estimate with as many steps as fit in ``budget_s`` seconds of this call.
 
-    The cost of a step is timed alone (``step_seconds``); the set-up before the first draw
-    (Hessian spectrum, step-size rule, heating probe) is taken as 1,400 steps' worth: the third
-    H200 loan's profile (``benchmarks/RESULTS.md``, TF32, 0.096 s a step) had 23 s of plan, 38 s
-    of step-size adaptation and 19 s of other warm-up, besides 125 s of heating probe that its
-    early stop (4 quadratures of 16) cuts to about 31 s, and besides the burn-in steps, which
-    are counted as steps. The run takes nine tenths of the steps that fit after both (the rest
-    kept for the full-data losses and diagnostics), a quarter of them burn-in, and no step
-    check; the e-folding time of the softest identifiable direction (``relaxation_steps`` in the
-    result) says whether the burn-in is long enough.
+    The minibatch gradients of a step are timed alone (``step_seconds``, g seconds). The fifth
+    H200 loan (``benchmarks/RESULTS.md``, TF32, eager, g = 0.083 s) measured what the run costs
+    around them: a draw 0.18 s (2.2·g: the update's passes over [4, 10⁸] and the records), a
+    burn-in step 0.14 s, and 62 s of set-up before the burn-in (17 s of Hessian spectrum, 39 s of
+    step-size adaptation, 6 s more of warm-up), besides the heating probe and full-data losses
+    after the draws. So steps are costed at 2.2·g and the fixed part at 1,250·g (≈ 104 s at
+    10⁸; the fourth loan's 1.15·g a step and 1,400·g fixed planned about twice the steps that
+    fit, and none of its runs nor the fifth's reached the estimate). The run takes nine
+    tenths of the steps that fit after both, a quarter of them burn-in, and no step check; the
+    e-folding time of the softest identifiable direction (``relaxation_steps`` in the result)
+    says whether the burn-in is long enough. ``compile=True`` adds its first compilation,
+    ≈ 90 s cold on the H200 (fifth loan, at 10⁶ parameters), not counted here.
     """
     t0 = time.perf_counter()
     problem = _dln_problem(dim, device)
@@ -166,21 +169,21 @@ def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     torch.set_float32_matmul_precision("highest")  # for the record: the step at full float32
     full_fp32 = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
     torch.set_float32_matmul_precision(precision)
-    per_step = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
-    print(f"step at {precision}: {per_step:.4f} s, at highest: {full_fp32:.4f} s", flush=True)
-    fixed = 1400 * per_step
+    grads_s = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
+    print(f"gradients at {precision}: {grads_s:.4f} s, at highest: {full_fp32:.4f} s", flush=True)
+    fixed = 1250 * grads_s
     left = budget_s - (time.perf_counter() - t0) - fixed
-    steps = int(0.9 * left / per_step)
+    steps = int(0.9 * left / (DRAW_PER_GRADIENTS * grads_s))
     if steps < 400:
-        raise RuntimeError(f"{left:.0f} s left fit only {steps} steps of {per_step:.3f} s")
+        raise RuntimeError(f"{left:.0f} s left fit only {steps} steps (gradients {grads_s:.3f} s)")
     burnin = steps // 4
-    print(f"step {per_step:.4f} s; run: {burnin} + {steps - burnin} steps", flush=True)
+    print(f"run: {burnin} + {steps - burnin} steps", flush=True)
     kw.update(num_burnin=burnin, num_draws=steps - burnin, step_check=False)
     row = dln(dim, device, problem, **kw)
     return dict(
         row,
-        per_step_guess_s=per_step,
-        per_step_guess_highest_s=full_fp32,
+        gradients_s=grads_s,
+        gradients_highest_s=full_fp32,
         fixed_guess_s=fixed,
         budget_s=budget_s,
     )

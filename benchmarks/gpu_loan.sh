@@ -3,7 +3,8 @@
 # parameters (bench_hvp.py), then the 10⁸-parameter deep linear network within a time budget
 # (TF32, batch 2,048). HVP=0 skips bench_hvp, COMPILE=1 compiles the
 # 10⁸ run's kernel, GPU_TESTS=1 runs the GPU tests first (72 s on the third H200 loan) and
-# DLN6=1 the 10⁶ network with the defaults last. One device call runs at most 600 s: with
+# DLN6=1 the 10⁶ network with the defaults last. DLN8_SIZE=1e6 runs the same job at 10⁶
+# parameters (a smoke test of the compiled path on the device: seconds, not minutes). One device call runs at most 600 s: with
 # DLN8_BUDGET=500 (stopped at 570 s) leave HVP=0 and run bench_hvp in a call of its own. python-flint travels as a wheel in .whl
 # (benchmarks/RESULTS.md, the H200 loans), for the tests; results in $OUT.
 set -u
@@ -15,9 +16,10 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 python3 -c "import torch, flint; print(torch.__version__, flint.__version__)" | tee -a "$OUT/gpu.txt"
 if [ "${GPU_TESTS:-0}" = 1 ]; then
   t0=$(date +%s)
-  timeout 120 python3 -m pytest -q -m gpu --rungpu -n 6 -p no:cacheprovider -p no:benchmark \
+  timeout "${TESTS_TIMEOUT:-150}" python3 -m pytest -q -m gpu --rungpu -n 6 -p no:cacheprovider -p no:benchmark \
     tests/test_numeric_gpu.py tests/test_numeric_kernel.py tests/test_numeric_llc.py \
     tests/test_numeric_restrict.py tests/test_numeric_series.py tests/test_numeric_spectrum.py \
+    tests/test_numeric_observable.py \
     >"$OUT/gpu_tests.log" 2>&1
   echo "tests rc $? in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
   tail -5 "$OUT/gpu_tests.log"
@@ -36,8 +38,9 @@ if [ "${COMPILE:-0}" = 1 ]; then compile="--compile"; fi  # COMPILE=0 is off, as
 # the budget, unless DLN8_TIMEOUT says otherwise
 timeout -s INT "${DLN8_TIMEOUT:-$((budget + 70))}" python3 benchmarks/bench_gpu_llc.py \
   --only dln-1e8-fit --tf32 --batch 2048 --budget-s "$budget" --profile 30 $compile \
-  --json "$OUT/dln_1e8.json" 2>&1 | tee "$OUT/dln_1e8.log" | grep -v "^ "
-echo "dln-1e8 in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
+  --size "${DLN8_SIZE:-1e8}" --json "$OUT/dln_${DLN8_SIZE:-1e8}.json" 2>&1 \
+  | tee "$OUT/dln_${DLN8_SIZE:-1e8}.log" | grep -v "^ "
+echo "dln-${DLN8_SIZE:-1e8} in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
 if [ "${DLN6:-0}" = 1 ]; then
   t0=$(date +%s)
   timeout -s INT "${DLN6_TIMEOUT:-160}" python3 benchmarks/bench_gpu_llc.py --only dln-1e6 \

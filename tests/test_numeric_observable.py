@@ -90,9 +90,17 @@ def _least_squares(n: int = 200):
     return loss, {"w": w}, (x, y)
 
 
-@pytest.mark.parametrize(("nbeta", "anchor_every"), [(1e6, None), (1e8, None), (1e6, 16)])
+@pytest.mark.parametrize(
+    ("nbeta", "anchor_every", "device"),
+    [
+        (1e6, None, "cpu"),
+        (1e8, None, "cpu"),
+        (1e6, 16, "cpu"),
+        pytest.param(1e8, 16, "cuda", marks=pytest.mark.gpu),
+    ],
+)
 def test_far_above_n_the_minibatch_estimate_matches_the_full_data_one(
-    nbeta: float, anchor_every: int | None
+    nbeta: float, anchor_every: int | None, device: str
 ) -> None:
     """Least squares in 3 parameters, n = 200: λ = 3/2. Without the regression λ̂'s standard error
     was 0.23 at nβ = 10⁶ (against 0.05 from full-data losses) and at 10⁸ the linear term alone
@@ -111,7 +119,9 @@ def test_far_above_n_the_minibatch_estimate_matches_the_full_data_one(
         seed=0,
         progress=False,
         anchor_every=anchor_every,
+        device=device,
     )
+    assert est.config.device.startswith(device)
     assert est.linear_coefficient == pytest.approx(1.0, abs=2e-3)
     assert est.full_data is not None
     assert est.stderr < 1.5 * est.full_data.stderr
