@@ -30,6 +30,23 @@ def test_the_coefficient_recovers_a_known_regression_slope() -> None:
         linear_coefficient(d, ell[:, :10])
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e-18])
+def test_an_unrelated_l_is_not_regressed_out(scale: float) -> None:
+    """ℓ independent of d (at any scale: 10⁻¹⁸ is the rounding-level ℓ of a noise-free teacher)
+    gives ĉ = 0 on every one of 20 seeds, where the plain fit is ≈ ±sd(d)/(sd(ℓ)·√N) (≈ ±10¹⁶ at
+    the small scale); ℓ that explains 1% of d's variance (t ≈ 6 at N = 4,000) is still fitted."""
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        d = rng.normal(2.0, 1.0, (4, 1000))
+        ell = rng.normal(0.0, scale, (4, 1000))
+        assert abs(float(((d - d.mean()) * ell).sum() / np.square(ell).sum())) > 0.0
+        assert linear_coefficient(d, ell) == 0.0
+    rng = np.random.default_rng(0)
+    ell = rng.normal(0.0, 1.0, (4, 1000))
+    d = 2.0 + 0.1 * ell + rng.normal(0.0, 1.0, (4, 1000))
+    assert linear_coefficient(d, ell) == pytest.approx(0.1, abs=0.05)
+
+
 def test_the_observable_leaves_the_mean_and_lowers_the_variance() -> None:
     """A trace whose d carries a zero-mean linear term of sd 10 around a mean of 2: the regressed
     observable keeps the mean (within 3 se) with its sd down from ≈ 10 to ≈ 1; a dead chain
