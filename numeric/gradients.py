@@ -41,7 +41,7 @@ def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor, Ten
     zero = w.new_zeros(w.shape[:-1])
     if not anchored:
         return k.w_star, k.g_star, zero
-    use = (w - k.anchor).square().sum(-1) < (w - k.w_star).square().sum(-1)
+    use = (w - k.anchor).square_().sum(-1) < (w - k.w_star).square_().sum(-1)
     gap = zero if k.loss_anchor is None else torch.where(use, k.loss_anchor, zero)
     use = use.unsqueeze(-1)
     return torch.where(use, k.anchor, k.w_star), torch.where(use, k.g_anchor, k.g_star), gap
@@ -75,7 +75,7 @@ def batch_noise(
     axis summed): the first-order minibatch noise of L_B(w) − L_B(w*) about the control
     variate's centre a (``gap`` = L_n(a) − L_n(w*)). Zero on average, a being chosen from w
     before the batch is drawn; where a = w* the bracket is 0."""
-    return ((g_batch_a - g_full_a) * (w - a)).sum(-1) + (loss_a - ref - gap)
+    return (g_batch_a - g_full_a).mul_(w - a).sum(-1) + (loss_a - ref - gap)
 
 
 GradientAt = Callable[[Tensor, Tensor, Constants, Any], sgld.GradientEval]
@@ -106,7 +106,7 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
         else:
             with torch.no_grad():
                 ref = ref_only(k.w_star, take(data, idx))
-        g = grads[:c] - grads[c : 2 * c] + g_a if spec.control_variate else grads[:c]
+        g = (grads[:c] - grads[c : 2 * c]).add_(g_a) if spec.control_variate else grads[:c]
         lin = None
         if spec.control_variate:
             lin = batch_noise(grads[c : 2 * c], g_a, a, w, losses[c : 2 * c], ref, gap)

@@ -93,7 +93,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
         for t in range(noise.idx.shape[0]):
             w = state.position
             if record.dist:
-                dist.append((w - k.w_star).square().sum(-1))
+                dist.append((w - k.w_star).square_().sum(-1))
             if gathered is not None:
                 step_batch = tuple(x[t] for x in data) if isinstance(data, tuple) else data[t]
                 ev = gathered(w, step_batch, k)
