@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# One device call for a GPU loan (about 9 minutes): where the warm-up's time goes at 10⁸
-# parameters (bench_hvp.py), then the 10⁸-parameter deep linear network within a time budget
-# (TF32, batch 2,048). HVP=0 skips bench_hvp, COMPILE=1 compiles the
-# 10⁸ run's kernel, GPU_TESTS=1 runs the GPU tests first (72 s on the third H200 loan) and
-# DLN6=1 the 10⁶ network with the defaults last. DLN8_SIZE=1e6 runs the same job at 10⁶
-# parameters (a smoke test of the compiled path on the device: seconds, not minutes). One device call runs at most 600 s: with
-# DLN8_BUDGET=500 (stopped at 570 s) leave HVP=0 and run bench_hvp in a call of its own. python-flint travels as a wheel in .whl
-# (benchmarks/RESULTS.md, the H200 loans), for the tests; results in $OUT.
+# One device call for a GPU loan: where the warm-up's and the draws' time goes at 10⁸ parameters
+# (bench_hvp.py; HVP=0 skips it), then the 10⁸-parameter deep linear network within a time budget
+# (TF32, batch 2,048; DLN8_BUDGET, stopped at DLN8_TIMEOUT). COMPILE=1 compiles its kernel
+# (≈ 90 s cold on the H200), DLN8_SIZE=1e6 runs the same job at 10⁶ parameters (a smoke test),
+# GPU_TESTS=1 runs the GPU tests first (75 s on the fifth loan) and DLN6=1 the 10⁶ network with
+# the defaults last. One device call runs at most 600 s. python-flint travels as a wheel in .whl
+# (carry [".whl"]), for the tests; results in $OUT.
+# A 15-minute loan (the fifth loan's lesson, benchmarks/RESULTS.md): first
+#   GPU_TESTS=1 HVP=1 DLN8_SIZE=1e6 DLN8_BUDGET=40 DLN8_TIMEOUT=60  (≈ 4 minutes: the tests, where
+#   the draws' time goes at 10⁸, and the 10⁶ run as a smoke test), then at once, on the warm machine,
+#   HVP=0 DLN8_BUDGET=470 DLN8_TIMEOUT=560  (the 10⁸ network, planned at 2.2× its gradients a step).
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-benchmarks/out}
