@@ -19,6 +19,12 @@ profile only saw the synchronising calls. This times each part alone, synchronis
 - ``probe_matmul`` / ``probe_vecdot``: the draws' projection of the drift [C, D] on 3 slow
   directions (every step), as a matrix product and as one reduction per output;
   ``lanczos_matvec`` / ``lanczos_vecdot``: Lanczos's inner products with 20 basis vectors.
+- ``draw_*``: one eager draw of the estimator's kernel (``kernel.make_block``, control variate at
+  w*, LM, γ = 1, 3 probe directions) per step, with no per-step records (``draw_bare``, as in a
+  burn-in), each record alone (``draw_dist``, ``draw_obs``, ``draw_norms``) and all three
+  (``draw_all``, as in the draws). On the fifth H200 loan a draw took 0.18 s against 0.083 s
+  for its gradients alone; these say where the rest goes. ``--profile`` adds a table of the
+  device's kernels over 4 such draws.
 
     python benchmarks/bench_hvp.py [--device cuda] [--size 1e8] [--batch 2048] [--tf32]
 """
@@ -35,10 +41,12 @@ import torch
 from bench_gpu_llc import _dln_problem, _sync  # the same network (a sibling script)
 from torch.func import grad, jvp, vmap
 
+from numeric import kernel, sgld
 from numeric._params import flatten_params
 from numeric.data import take
 from numeric.measure import gauss_quadrature
 from numeric.model import DataModel
+from numeric.types import Constants, KernelSpec, Record
 
 
 def seconds(fn: Callable[[], object], device: str, reps: int = 3) -> float:
@@ -50,6 +58,38 @@ def seconds(fn: Callable[[], object], device: str, reps: int = 3) -> float:
         fn()
     _sync(device)
     return (time.perf_counter() - t) / reps
+
+
+DRAW_STEPS = 4  # steps per timed block of draws
+
+
+def draw_block(model: DataModel, w0: torch.Tensor, c: int, dev: str) -> Callable[[Record], object]:
+    """``run(record)``: ``DRAW_STEPS`` eager steps of the estimator's kernel from near w*."""
+    spec = KernelSpec(control_variate=True, integrator="lm", stacked=False)
+    gen = torch.Generator(device=dev).manual_seed(7)
+    probe = torch.randn(w0.numel(), 3, device=dev, generator=gen)
+    consts = Constants(w0, torch.zeros_like(w0), None, probe, nbeta=1e4, gamma=1.0, alpha=0.0)
+    w = w0.expand(c, -1) + 1e-4 * torch.randn(c, w0.numel(), device=dev, generator=gen)
+    state = sgld.init(w, gen)
+    noise = kernel.draw_block(gen, DRAW_STEPS, c, model.n, model.batch, w)
+    block = kernel.make_block(model.f, spec, functional=False)
+    return lambda record: block(state, noise, None, 1e-9, consts, model.data, record)
+
+
+def time_draws(model: DataModel, w0: torch.Tensor, c: int, dev: str) -> dict[str, float]:
+    """Seconds per eager draw with each choice of per-step records (module docstring)."""
+    run = draw_block(model, w0, c, dev)
+    records = {
+        "bare": Record(dist=False, obs=False, norms=False),
+        "dist": Record(dist=True, obs=False, norms=False),
+        "obs": Record(dist=False, obs=True, norms=False),
+        "norms": Record(dist=False, obs=False, norms=True),
+        "all": Record(dist=True, obs=True, norms=True),
+    }
+    return {
+        f"draw_{name}": seconds(lambda r=record: run(r), dev) / DRAW_STEPS
+        for name, record in records.items()
+    }
 
 
 def main() -> None:
@@ -124,6 +164,7 @@ def main() -> None:
     out["lanczos_vecdot"] = seconds(
         lambda: torch.stack([torch.linalg.vecdot(b, r) for b in basis]), dev
     )
+    out.update(time_draws(model, w0, c, dev))
     tri = torch.randn(c, 10, 10, dtype=torch.float64, device=dev)
     tri = tri + tri.transpose(1, 2)
     out["eigh_device"] = seconds(lambda: torch.linalg.eigh(tri), dev)
@@ -148,11 +189,15 @@ def main() -> None:
         acts = [ProfilerActivity.CPU]
         if dev.startswith("cuda"):
             acts.append(ProfilerActivity.CUDA)
-        with profile(activities=acts) as prof:
-            hv(v)
-            _sync(dev)
         key = "cuda_time_total" if dev.startswith("cuda") else "cpu_time_total"
-        print(prof.key_averages().table(sort_by=key, row_limit=12, max_name_column_width=48))
+        run = draw_block(model, w0, c, dev)
+        everything = Record(dist=True, obs=True, norms=True)
+        for label, fn in (("one HVP", lambda: hv(v)), ("4 draws", lambda: run(everything))):
+            with profile(activities=acts) as prof:
+                fn()
+                _sync(dev)
+            print(label)
+            print(prof.key_averages().table(sort_by=key, row_limit=16, max_name_column_width=48))
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as fh:
         json.dump(dict(info, **out), fh, indent=1)

@@ -6,10 +6,10 @@
 # GPU_TESTS=1 runs the GPU tests first (75 s on the fifth loan) and DLN6=1 the 10⁶ network with
 # the defaults last. One device call runs at most 600 s. python-flint travels as a wheel in .whl
 # (carry [".whl"]), for the tests; results in $OUT.
-# A 15-minute loan (the fifth loan's lesson, benchmarks/RESULTS.md): first
-#   GPU_TESTS=1 HVP=1 DLN8_SIZE=1e6 DLN8_BUDGET=40 DLN8_TIMEOUT=60  (≈ 4 minutes: the tests, where
-#   the draws' time goes at 10⁸, and the 10⁶ run as a smoke test), then at once, on the warm machine,
-#   HVP=0 DLN8_BUDGET=470 DLN8_TIMEOUT=560  (the 10⁸ network, planned at 2.2× its gradients a step).
+# DLN8=0 skips the 10⁸ run. A 15-minute loan (the fifth loan's lesson, benchmarks/RESULTS.md):
+#   GPU_TESTS=1 HVP=1 DLN8=0  (≈ 4 minutes: the tests, then where the draws' time goes at 10⁸),
+#   then at once, on the warm machine,
+#   HVP=0 DLN8_BUDGET=460 DLN8_TIMEOUT=540  (the 10⁸ network, planned at 2.2× its gradients a step).
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-benchmarks/out}
@@ -29,21 +29,23 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
 fi
 if [ "${HVP:-1}" = 1 ]; then
   t0=$(date +%s)
-  timeout "${HVP_TIMEOUT:-120}" python3 benchmarks/bench_hvp.py --tf32 --profile \
+  timeout "${HVP_TIMEOUT:-200}" python3 benchmarks/bench_hvp.py --tf32 --profile \
     --json "$OUT/bench_hvp.json" 2>&1 | tee "$OUT/bench_hvp.log"
   echo "bench_hvp in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
 fi
-t0=$(date +%s)
-budget="${DLN8_BUDGET:-400}"
-compile=""
-if [ "${COMPILE:-0}" = 1 ]; then compile="--compile"; fi  # COMPILE=0 is off, as HVP=0 is
-# the run is stopped 70 s past its own budget (the profile and the estimate's end), whatever
-# the budget, unless DLN8_TIMEOUT says otherwise
-timeout -s INT "${DLN8_TIMEOUT:-$((budget + 70))}" python3 benchmarks/bench_gpu_llc.py \
-  --only dln-1e8-fit --tf32 --batch 2048 --budget-s "$budget" --profile 30 $compile \
-  --size "${DLN8_SIZE:-1e8}" --json "$OUT/dln_${DLN8_SIZE:-1e8}.json" 2>&1 \
-  | tee "$OUT/dln_${DLN8_SIZE:-1e8}.log" | grep -v "^ "
-echo "dln-${DLN8_SIZE:-1e8} in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
+if [ "${DLN8:-1}" = 1 ]; then
+  t0=$(date +%s)
+  budget="${DLN8_BUDGET:-400}"
+  compile=""
+  if [ "${COMPILE:-0}" = 1 ]; then compile="--compile"; fi  # COMPILE=0 is off, as HVP=0 is
+  # the run is stopped 70 s past its own budget (the profile and the estimate's end), whatever
+  # the budget, unless DLN8_TIMEOUT says otherwise
+  timeout -s INT "${DLN8_TIMEOUT:-$((budget + 70))}" python3 benchmarks/bench_gpu_llc.py \
+    --only dln-1e8-fit --tf32 --batch 2048 --budget-s "$budget" --profile 30 $compile \
+    --size "${DLN8_SIZE:-1e8}" --json "$OUT/dln_${DLN8_SIZE:-1e8}.json" 2>&1 \
+    | tee "$OUT/dln_${DLN8_SIZE:-1e8}.log" | grep -v "^ "
+  echo "dln-${DLN8_SIZE:-1e8} in $(($(date +%s) - t0)) s" | tee -a "$OUT/gpu.txt"
+fi
 if [ "${DLN6:-0}" = 1 ]; then
   t0=$(date +%s)
   timeout -s INT "${DLN6_TIMEOUT:-160}" python3 benchmarks/bench_gpu_llc.py --only dln-1e6 \
