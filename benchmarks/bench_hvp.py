@@ -63,8 +63,11 @@ def seconds(fn: Callable[[], object], device: str, reps: int = 3) -> float:
 DRAW_STEPS = 4  # steps per timed block of draws
 
 
-def draw_block(model: DataModel, w0: torch.Tensor, c: int, dev: str) -> Callable[[Record], object]:
-    """``run(record)``: ``DRAW_STEPS`` eager steps of the estimator's kernel from near w*."""
+def kernel_draws(
+    model: DataModel, w0: torch.Tensor, c: int, dev: str
+) -> Callable[[Record], object]:
+    """``run(record)``: ``DRAW_STEPS`` eager steps of the estimator's kernel from near w*, their
+    minibatch indices and normals drawn beforehand (not timed)."""
     spec = KernelSpec(control_variate=True, integrator="lm", stacked=False)
     gen = torch.Generator(device=dev).manual_seed(7)
     probe = torch.randn(w0.numel(), 3, device=dev, generator=gen)
@@ -78,7 +81,7 @@ def draw_block(model: DataModel, w0: torch.Tensor, c: int, dev: str) -> Callable
 
 def time_draws(model: DataModel, w0: torch.Tensor, c: int, dev: str) -> dict[str, float]:
     """Seconds per eager draw with each choice of per-step records (module docstring)."""
-    run = draw_block(model, w0, c, dev)
+    run = kernel_draws(model, w0, c, dev)
     records = {
         "bare": Record(dist=False, obs=False, norms=False),
         "dist": Record(dist=True, obs=False, norms=False),
@@ -190,7 +193,7 @@ def main() -> None:
         if dev.startswith("cuda"):
             acts.append(ProfilerActivity.CUDA)
         key = "cuda_time_total" if dev.startswith("cuda") else "cpu_time_total"
-        run = draw_block(model, w0, c, dev)
+        run = kernel_draws(model, w0, c, dev)
         everything = Record(dist=True, obs=True, norms=True)
         for label, fn in (("one HVP", lambda: hv(v)), ("4 draws", lambda: run(everything))):
             with profile(activities=acts) as prof:
