@@ -141,6 +141,9 @@ def test_findings() -> None:
     codes = [f.code for f in check_step_size(1.0, 1.5)]
     assert codes == ["step_size_drift", "minibatch_noise"]
     assert check_step_size(10.0, 1.01) == ()
+    # a predicted inflation that doubles the estimate is an error, below that a warning
+    assert [f.severity for f in check_step_size(10.0, 1.5)] == ["warning"]
+    assert [f.severity for f in check_step_size(10.0, 2.5)] == ["error"]
 
 
 def test_draws_capped_advises_the_preconditioner_only_to_runs_without_one() -> None:
