@@ -124,10 +124,12 @@ def dln(dim: int, device: str, problem: tuple | None = None, **kw) -> dict:
     )
 
 
-DRAW_PER_GRADIENTS = 2.2  # a draw's wall time over its gradients' (``dln_within``)
+# ``dln_within``'s costs in units of a step's gradients (the fifth H200 loan)
+DRAW_PER_GRADIENTS = 2.2  # a draw
+SETUP_IN_GRADIENTS = 1250  # the set-up and what follows the draws
 
 
-def step_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
+def gradient_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
     """Seconds of a control-variate step's minibatch gradients timed alone on this device:
     ∇L_B at w and at w* for each chain, 2·chains gradients (``dln_within`` costs the rest)."""
     _, _, loss_fn, ws, (x, y) = problem
@@ -150,7 +152,7 @@ def step_seconds(problem: tuple, batch: int, chains: int, device: str) -> float:
 def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     """The ``dln`` estimate with as many steps as fit in ``budget_s`` seconds of this call.
 
-    The minibatch gradients of a step are timed alone (``step_seconds``, g seconds). The fifth
+    The minibatch gradients of a step are timed alone (``gradient_seconds``, g seconds). The fifth
     H200 loan (``benchmarks/RESULTS.md``, TF32, eager, g = 0.083 s) measured what the run costs
     around them: a draw 0.18 s (2.2·g: the update's passes over [4, 10⁸] and the records), a
     burn-in step 0.14 s, and 62 s of set-up before the burn-in (17 s of Hessian spectrum, 39 s of
@@ -167,11 +169,11 @@ def dln_within(dim: int, device: str, budget_s: float, **kw) -> dict:
     problem = _dln_problem(dim, device)
     precision = torch.get_float32_matmul_precision()
     torch.set_float32_matmul_precision("highest")  # for the record: the step at full float32
-    full_fp32 = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
+    full_fp32 = gradient_seconds(problem, kw["batch_size"], kw["num_chains"], device)
     torch.set_float32_matmul_precision(precision)
-    grads_s = step_seconds(problem, kw["batch_size"], kw["num_chains"], device)
+    grads_s = gradient_seconds(problem, kw["batch_size"], kw["num_chains"], device)
     print(f"gradients at {precision}: {grads_s:.4f} s, at highest: {full_fp32:.4f} s", flush=True)
-    fixed = 1250 * grads_s
+    fixed = SETUP_IN_GRADIENTS * grads_s
     left = budget_s - (time.perf_counter() - t0) - fixed
     steps = int(0.9 * left / (DRAW_PER_GRADIENTS * grads_s))
     if steps < 400:

@@ -34,14 +34,15 @@ from numeric.types import Constants, KernelSpec
 FlatLoss = Callable[[Tensor, Any], Tensor]  # L_B(w) for one flat parameter vector [D]
 
 
-def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor, Tensor]:
-    """The control variate's centre a, ∇L_n(a) and L_n(a) − L_n(w*) per chain: w* (and 0), or
-    (``anchored``) the chain's anchor r where ‖w − r‖ < ‖w − w*‖. Chosen from w before the
-    minibatch is drawn, so ĝ stays unbiased; its variance grows with ‖w − a‖²."""
-    zero = w.new_zeros(w.shape[:-1])
+def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor, Tensor | None]:
+    """The control variate's centre a, ∇L_n(a) and L_n(a) − L_n(w*) per chain: w* (and None:
+    a is w* for every chain), or (``anchored``) the chain's anchor r where ‖w − r‖ < ‖w − w*‖.
+    Chosen from w before the minibatch is drawn, so ĝ stays unbiased; its variance grows with
+    ‖w − a‖²."""
     if not anchored:
-        return k.w_star, k.g_star, zero
+        return k.w_star, k.g_star, None
     use = (w - k.anchor).square_().sum(-1) < (w - k.w_star).square_().sum(-1)
+    zero = w.new_zeros(w.shape[:-1])
     gap = zero if k.loss_anchor is None else torch.where(use, k.loss_anchor, zero)
     use = use.unsqueeze(-1)
     return torch.where(use, k.anchor, k.w_star), torch.where(use, k.g_anchor, k.g_star), gap
@@ -69,13 +70,15 @@ def batch_noise(
     w: Tensor,
     loss_a: Tensor,
     ref: Tensor,
-    gap: Tensor,
+    gap: Tensor | None,
 ) -> Tensor:
     """ℓ = (L_B(a) − L_B(w*) − (L_n(a) − L_n(w*))) + (∇L_B(a) − ∇L_n(a))·(w − a) per chain (last
     axis summed): the first-order minibatch noise of L_B(w) − L_B(w*) about the control
     variate's centre a (``gap`` = L_n(a) − L_n(w*)). Zero on average, a being chosen from w
-    before the batch is drawn; where a = w* the bracket is 0."""
-    return (g_batch_a - g_full_a).mul_(w - a).sum(-1) + (loss_a - ref - gap)
+    before the batch is drawn. ``gap`` None: a is w* (``centre``), where the bracket is 0 and
+    is not computed."""
+    linear = (g_batch_a - g_full_a).mul_(w - a).sum(-1)
+    return linear if gap is None else linear + (loss_a - ref - gap)
 
 
 GradientAt = Callable[[Tensor, Tensor, Constants, Any], sgld.GradientEval]
@@ -124,7 +127,7 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
     gv = grad_and_value(f)
 
     def per_chain(
-        w: Tensor, a: Tensor, g_full_a: Tensor, gap: Tensor, w_star: Tensor, batch: Any
+        w: Tensor, a: Tensor, g_full_a: Tensor, gap: Tensor | None, w_star: Tensor, batch: Any
     ) -> tuple[Tensor, ...]:
         g, loss = gv(w, batch)
         if not spec.control_variate:
@@ -136,7 +139,9 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
 
     per_centre = 0 if spec.anchored else None
     batched = vmap(
-        per_chain, in_dims=(0, per_centre, per_centre, 0, None, 0), randomness="different"
+        per_chain,
+        in_dims=(0, per_centre, per_centre, per_centre, None, 0),
+        randomness="different",
     )
 
     def gradient(w: Tensor, batch: Any, k: Constants) -> sgld.GradientEval:
