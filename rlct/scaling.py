@@ -18,17 +18,28 @@ def scaling_weights(
 ) -> tuple[sp.Rational, ...] | None:
     """Rational weights w with every generator w-homogeneous (w·α equal over its monomials α)
     and w_i ≥ 1 for every i in ``free``, by an exact linear programme; None where none exist.
-    Then x ↦ (s^(w_i)·x_i) maps the ideal to itself for every s > 0."""
+    Then x ↦ (s^(w_i)·x_i) maps the ideal to itself for every s > 0.
+
+    Each equation w·(α − β) = 0 goes to the solver as the two inequalities ≥ 0 and ≤ 0: sympy
+    1.14's ``lpmin`` turns ``Eq(e, 0)`` into one side only where ``e <= 0`` is rewritten as
+    ``-e >= 0`` (a leading minus sign), and so returned w = (−1/2, 0, 1) for
+    a³b²d ~ abd ~ ab, which is homogeneous for no weight with w_d ≥ 1. The point returned is
+    checked against every constraint in exact arithmetic all the same."""
     gens = ideal[0].gens
     w = sp.symbols(f"w0:{len(gens)}")
     equal = set()
     for p in ideal:
         first, *rest = p.monoms()
         equal |= {tuple(a - b for a, b in zip(m, first)) for m in rest}
-    constraints = [sp.Eq(sum(a * v for a, v in zip(d, w) if a), 0) for d in sorted(equal)]
+    forms = [sum(a * v for a, v in zip(d, w) if a) for d in sorted(equal)]
+    constraints = [c for f in forms for c in (sp.Ge(f, 0), sp.Le(f, 0))]
     constraints += [w[i] >= 1 for i in free]
     try:
         _, point = lpmin(sum(w[i] for i in free), constraints)
     except InfeasibleLPError:
         return None
-    return tuple(sp.Rational(point.get(v, 0)) for v in w)
+    weights = tuple(sp.Rational(point.get(v, 0)) for v in w)
+    at = dict(zip(w, weights))
+    if any(f.xreplace(at) != 0 for f in forms) or any(weights[i] < 1 for i in free):
+        return None  # the solver's point fails a constraint: no weights are claimed
+    return weights

@@ -127,6 +127,18 @@ def test_scaling_weights_exist_only_for_homogeneous_generators() -> None:
     assert scaling_weights(_polys([y * (x**3 - x), z], (x, y, z)), [2]) is not None
 
 
+def test_scaling_weights_hold_every_equation_whatever_its_sign() -> None:
+    """x³y²z ~ xyz ~ xy: w_z = 0 is forced (xyz against xy), so z cannot be scaled to 0. Written
+    as Eq(e, 0) with a leading minus sign, sympy 1.14's lpmin kept one side of an equation and
+    returned w = (−1/2, 0, 1), and a blow-up read a fibre's one point as all of it."""
+    x, y, z = X[:3]
+    polys = _polys([x**3 * y**2 * z + x * y * z + x * y], (x, y, z))
+    assert scaling_weights(polys, [2]) is None
+    w = scaling_weights(polys, [0])
+    assert w is not None and w[0] >= 1 and 3 * w[0] + 2 * w[1] + w[2] == w[0] + w[1] + w[2]
+    assert w[2] == 0 and w[0] + w[1] + w[2] == w[0] + w[1]
+
+
 def test_centres_are_the_minimal_coordinate_subspaces_in_the_zeros() -> None:
     x, y, z, w = X[:4]
     polys = _polys([x * y, x * z, w * y * z], (x, y, z, w))

@@ -241,15 +241,12 @@ def test_two_units_with_other_output_weights(p: int, s: int, t: int) -> None:
         assert got.lower <= want <= got.upper
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known wrong exact value (found 2026-11-28, not yet fixed): the forced blow-up of "
-    "{a = b = 0} returns exact λ = 1, m = 2 where Newton's (right) value is 1/2, m = 1",
-)
 def test_forced_blowup_of_a_smooth_generator_keeps_its_value() -> None:
     """⟨−2a²bd − 2ad − 2b⟩ under the uniform prior: the generator's linear term −2b makes it
-    smooth at 0, so λ = 1/2, m = 1 (Newton agrees). Hypothesis drew it; the blow-up of
-    {b = d = 0} gives 1/2, that of {a = b = 0} claims exact 1 (m = 2)."""
+    smooth at 0, so λ = 1/2, m = 1 (Newton agrees). Hypothesis drew it: the blow-up of
+    {a = b = 0} had claimed exact 1 (m = 2), through chart a's point a·⟨a²bd + b + d⟩, whose
+    blow-up of {b = d = 0} took a³b²d ~ abd ~ ab for homogeneous under w_d = 1 (a wrong linear
+    programme, rlct.scaling), so that d' = −1, where a²bd' + 1 + d' vanishes, went unread."""
     polys = [sp.Poly(-2 * a**2 * b * d - 2 * a * d - 2 * b, *A)]
     h = (ZERO,) * 4
     newton = _solve_ideal(polys, h, 0)

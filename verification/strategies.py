@@ -77,8 +77,8 @@ def normal_crossing_cases(draw, max_dim: int = 4, max_k: int = 3, priors: bool =
     return PotentialCase(f"nc(k={k},h={[str(x) for x in h]})", K, tuple(w), tuple(h), lam, mult)
 
 
-def _leaf(draw, start: int, max_k: int) -> _Block:
-    d = draw(st.integers(1, 2))
+def _leaf(draw, start: int, max_k: int, max_dim: int) -> _Block:
+    d = draw(st.integers(1, min(2, max_dim - start)))
     k = draw(st.lists(st.integers(0, max_k), min_size=d, max_size=d).filter(any))
     w = sp.symbols(f"w{start}:{start + d}", real=True)
     c = draw(st.integers(1, 3))
@@ -90,10 +90,15 @@ def _leaf(draw, start: int, max_k: int) -> _Block:
 
 
 def _combine(draw, start: int, depth: int, max_k: int, max_dim: int) -> _Block:
+    """A block on the variables w_start, …, w_(max_dim−1) at most: a leaf, or
+    two blocks on disjoint variables summed or multiplied. Built within the room left, never
+    rejected (a deep tree that outgrew ``max_dim`` had made hypothesis's filter health check
+    fail now and then)."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
-        return _leaf(draw, start, max_k)
+        return _leaf(draw, start, max_k, max_dim)
     a = _combine(draw, start, depth - 1, max_k, max_dim)
-    assume(start + len(a.variables) < max_dim)  # b adds a variable: rejected now, not once built
+    if start + len(a.variables) >= max_dim:
+        return a  # no variable left for a second block
     b = _combine(draw, start + len(a.variables), depth - 1, max_k, max_dim)
     variables, prior = a.variables + b.variables, a.prior + b.prior
     if draw(st.booleans()):
@@ -113,7 +118,6 @@ def newton_polynomials(draw, depth: int = 2, max_k: int = 2, max_dim: int = 5):
     ``max_dim`` bounds the number of variables: exact facet enumeration grows combinatorially.
     """
     b = _combine(draw, 0, depth, max_k, max_dim)
-    assume(len(b.variables) <= max_dim)
     return PotentialCase(f"newton({b.expr})", b.expr, b.variables, b.prior, b.lam, b.mult)
 
 
