@@ -54,6 +54,7 @@ __all__ = [
     "combine_points",
     "common_monomial",
     "divide_monomial",
+    "family_parts",
     "least_over",
 ]
 
@@ -117,6 +118,10 @@ class BlowUp:
             "over those attaining",
             True,
         )
+
+    def combine(self, results: Sequence[RLCT]) -> RLCT:
+        """:func:`combine_points` with the points' solved ``results``."""
+        return combine_points(self, results)
 
 
 def _monomial(blowup: BlowUp) -> sp.Expr:
@@ -261,7 +266,7 @@ def _family_text(family: Family) -> str:
     return f"{family.label}: λ = {family.lam}, m = {family.mult}{roots}"
 
 
-def _family_parts(family: Family, generic: sp.Rational) -> list[RLCT]:
+def family_parts(family: Family, generic: sp.Rational) -> list[RLCT]:
     """A kind of good points: exact where a real point of it was found; else only λ ≥ its value
     (λ ≤ the generic value holds in any case); and the irrational points of a wall's line, read
     at real roots that exist."""
@@ -276,7 +281,7 @@ def combine_points(blowup: BlowUp, results: Sequence[RLCT]) -> RLCT:
     (:func:`least_over`)."""
     fixed = [
         RLCT.exact_value(*blowup.generic, "exceptional divisor"),
-        *(part for f in blowup.families for part in _family_parts(f, blowup.generic[0])),
+        *(part for f in blowup.families for part in family_parts(f, blowup.generic[0])),
     ]
     points = [(p.label, r) for p, r in zip(blowup.points, results)]
     return least_over(blowup.condition, fixed, points, "blow-up of the origin")

@@ -106,11 +106,14 @@ def chart_families(
     monomial: tuple[int, ...],
     order: int,
     h: tuple[sp.Rational, ...],
+    exponents: tuple[int, sp.Rational] | None = None,
 ) -> tuple[tuple[Family, ...], tuple[Point, ...]] | None:
     """The good kinds and the special points (as points of RP^(n−1) with coordinate ``chart``
     equal to 1) of chart ``chart`` for the strict transform ``strict`` = G; None when no choice of
     g leaves finitely many rational special points, or the sizes are over the limits. Where Z is
-    finite, every point of it is special and there is no family."""
+    finite, every point of it is special and there is no family. ``exponents`` = (e, hu): the
+    chart's ideal is u^e·J̃ under |u|^hu (default |a| + o and n − 1 + Σh, the blow-up of the
+    origin; a weighted blow-up has its own, :mod:`rlct.blowup_weighted`)."""
     gens = list(strict[0].gens)
     n = len(gens)
     if n > MAX_FAMILY_VARIABLES or not _small(strict):
@@ -127,8 +130,7 @@ def chart_families(
         return None  # finitely many zeros, not all rational (not a family's business), or
         # over rlct.groebner's limits
     walls = [gens[j] for j in range(n) if j != chart and (monomial[j] > 0 or h[j] != 0)]
-    e = sum(monomial) + order
-    hu = sum(h, sp.Integer(n - 1))
+    e, hu = exponents or (sum(monomial) + order, sum(h, sp.Integer(n - 1)))
 
     def family_on(zeros: list[sp.Expr]) -> tuple[Family, set[Point]] | None:
         wall = next((w for w in walls if n == 3 and zeros == [w]), None)

@@ -29,7 +29,8 @@ Order of attempts (each step proves what it claims; a result is exact only if on
    the projective space, each point solved by this same procedure (at most ``MAX_BLOWUPS``
    deep); or on a curve or more, when in each chart all but finitely many (rational) of its
    points are of one kind, the strict transform ⟨v_1..v_s, u^j⟩ in coordinates there
-   (:mod:`rlct.blowup_families`), and the finitely many are solved so. Where bounds remain, a blow-up
+   (:mod:`rlct.blowup_families`), and the finitely many are solved so. Then the same with a weighted
+   blow-up where every generator is quasi-homogeneous (:mod:`rlct.blowup_weighted`). Then a blow-up
    of a coordinate subspace {x_i = x_j = 0} in the zeros (an ideal tries any codimension first,
    before K = Σ f_i², where charts straighten: :mod:`rlct.blowup_coordinate`; a line in three variables,
    :mod:`rlct.blowup_line`; codimension two in four to eight, :mod:`rlct.blowup_subspace`). An
@@ -51,10 +52,11 @@ import sympy as sp
 from ._validate import prior_vector
 from .arrangement import arrangement_rlct
 from .blocks import split_blocks
-from .blowup import blow_up_origin, combine_points
+from .blowup import blow_up_origin
 from .blowup_coordinate import first_coordinate_blowup
 from .blowup_line import blow_up_line, combine_line
 from .blowup_subspace import blow_up_subspace
+from .blowup_weighted import blow_up_weighted
 from .changes import candidate_substitutions
 from .constant_directions import Reduction, drop_constant_directions
 from .elimination import Elimination, eliminate_affine_generator, square_generators
@@ -212,18 +214,17 @@ def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:
 def _after_blowup(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], before: RLCT, blowups: int
 ) -> RLCT:
-    """A blow-up of the origin (:mod:`rlct.blowup`) for an ideal whose other steps gave only
-    the bounds ``before``: each real zero of the initial forms solved as an ideal again, one
-    level deeper; then, if still not exact, blow-ups of coordinate lines (:func:`_after_lines`).
-    Bounds are intersected; ``before`` when every blow-up declines."""
+    """Blow-ups of the origin, plain and weighted (:mod:`rlct.blowup`, :mod:`rlct.blowup_weighted`;
+    points solved a level deeper), then of coordinate lines (:func:`_after_lines`), for an ideal
+    with only the bounds ``before``; bounds intersected, ``before`` where every one declines."""
     if blowups <= 0 or len(h) < 3:
         return before
-    if (blowup := blow_up_origin(polys, h)) is not None:
-        results = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blowup.points]
-        after = combine_points(blowup, results)
-        if after.exact:
-            return after
-        before = _intersect(before, after, "then")
+    for blow_up in (blow_up_origin, blow_up_weighted):
+        if (blown := blow_up(polys, h)) is not None:
+            deeper = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blown.points]
+            if (after := blown.combine(deeper)).exact:
+                return after
+            before = _intersect(before, after, "then")
     lines = _after_lines(polys, h)
     return before if lines is None else lines
 

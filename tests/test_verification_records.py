@@ -64,10 +64,13 @@ def test_crosscheck_to_dict_is_plain_json() -> None:
     assert back[2]["reasons"] == ["estimate is nan"]
     bound = back[3]
     assert bound["exact"] is False and bound["lambda"] is None and bound["lambda_exact"] is None
-    # Newton's 1/(2t): the diagonal meets the facet x/2 + y/3 + z/5 = 1 (through (2, 0, 0),
-    # (0, 3, 0), (0, 0, 5); (1, 1, 1) lies above it) at t = 30/31, so λ ≤ 31/60; its face
-    # polynomial x² − y³ + z⁵ has zeros in the torus (degenerate). Lower bound 1/ord₀(K) = 1/4
-    assert bound["lambda_lower"] == 0.25 and bound["lambda_upper"] == pytest.approx(31 / 60)
+    # Newton's 1/(2t) is 31/60 (the diagonal meets x/2 + y/3 + z/5 = 1 at t = 30/31; the face
+    # polynomial x² − y³ + z⁵ has torus zeros). Both generators are quasi-homogeneous for
+    # w = (15, 10, 6) (degrees 31, 30): in the weighted chart x = u¹⁵ the ideal is
+    # u³⁰·⟨u·yz, 1 − y³ + z⁵⟩, at a point of the curve 1 − y³ + z⁵ = 0 with yz ≠ 0 u³⁰·⟨v, u⟩,
+    # whose K = u⁶⁰(v² + u²) under |u|³⁰ meets t·(31, 1) at t = 31/16: λ ≤ 16/31. Lower bound
+    # 1/ord₀(K) = 1/4
+    assert bound["lambda_lower"] == 0.25 and bound["lambda_upper"] == pytest.approx(16 / 31)
 
 
 def test_closed_forms_and_rule_to_dict_are_plain_json() -> None:

@@ -90,10 +90,9 @@ def _leaf(draw, start: int, max_k: int, max_dim: int) -> _Block:
 
 
 def _combine(draw, start: int, depth: int, max_k: int, max_dim: int) -> _Block:
-    """A block on the variables w_start, …, w_(max_dim−1) at most: a leaf, or
-    two blocks on disjoint variables summed or multiplied. Built within the room left, never
-    rejected (a deep tree that outgrew ``max_dim`` had made hypothesis's filter health check
-    fail now and then)."""
+    """A block on w_start, …, w_(max_dim−1) at most: a leaf, or two blocks on disjoint variables
+    summed or multiplied; built within the room left, never rejected (rejections failed
+    hypothesis's filter health check now and then)."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return _leaf(draw, start, max_k, max_dim)
     a = _combine(draw, start, depth - 1, max_k, max_dim)

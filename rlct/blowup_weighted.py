@@ -1,0 +1,227 @@
+"""λ and m of an ideal whose generators are all quasi-homogeneous for one weight: the weighted
+blow-up of the origin.
+
+Setting as in :mod:`rlct.blowup`: ζ(z) = ∫_U K^z Π|x_j|^(h_j) dx near 0, K = Σ f_k², here with
+every f_k w-homogeneous of degree d_k for one w ∈ Z^n, w_j ≥ 1 (f_k(t^w·x) = t^(d_k)·f_k(x); the
+weights from :func:`rlct.scaling.scaling_weights`), w ≠ (1, …, 1), and no monomial dividing
+every generator. Chart (i, s), s = 1, and also s = −1 where w_i is even:
+
+    x_i = s·u^(w_i),   x_j = u^(w_j)·y_j (j ≠ i),   f_k∘π = u^(d_k)·g_k(y),  g_k = f_k(y, y_i = s),
+
+exactly (no higher powers of u: that is what quasi-homogeneity buys). |det π'| = w_i·|u|^(|w|−1)
+and the prior becomes |u|^(Σ_j w_j·h_j)·Π_(j≠i)|y_j|^(h_j). Off u = 0 each chart map is a local
+diffeomorphism at most 2-to-1, and the charts' images of {|y| ≤ 1} cover a punctured
+neighbourhood of 0 (at x ≠ 0 take i maximising |x_i|^(1/w_i)). So vol{K < ε} near 0 lies within
+constant factors of the sum over the charts of the pulled-back volumes near u = 0, and, as for
+the blow-up of a point (Watanabe 2009, ch. 2 and 4), λ = min over the points P of the charts'
+divisors {u = 0}, m = max over those attaining.
+
+With o = min d_k the chart's ideal is u^o·⟨u^(d_k − o)·g_k⟩. Where a g_k with d_k = o is non-zero
+at P it is a unit, K∘π = u^(2o)·unit and λ_P = Σ_j w_j(h_j + 1)/(2o), m_P = 1 (a coordinate y_j
+with a prior but absent from K adds no pole). The zeros Z of those g_k in the chart are finitely
+many rational points, solved one by one by the caller as ideals, or curves whose good points are
+read by :mod:`rlct.blowup_families` with the chart's exponents (e, hu) = (o, |w| − 1 + Σ w_j h_j).
+
+⟨x²z − y³, yz − x³⟩ (zeros: the z-axis and the curve (t⁴, t⁵, t⁷)) under the uniform prior:
+w = (4, 5, 7), d = (15, 12), o = 12, λ_E = 16/24 = 2/3. In chart x (s = 1) Z = {yz = 1}, where
+the ideal is u¹²·⟨yz − 1, u³(z − y³)⟩ = u¹²·⟨v, u³⟩ off z = y³: Newton's polygon of
+u²⁴·(v² + u⁶) under |u|¹⁵ is met at t = 30/19, λ = 19/30, m = 1. Its special points y = z = ±1
+and those of the other charts give the same or more (derived in the tests): λ = 19/30, m = 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
+
+import sympy as sp
+
+from .blowup import common_monomial, family_parts, least_over
+from .blowup_families import Family, chart_families
+from .blowup_line import LinePoint
+from .projective_zeros import affine_zeros
+from .result import RLCT, Condition
+from .scaling import scaling_weights
+
+__all__ = [
+    "MAX_WEIGHT",
+    "MAX_WEIGHTED_VARIABLES",
+    "WeightedBlowUp",
+    "blow_up_weighted",
+    "integer_weights",
+    "same_orbit",
+]
+
+MAX_WEIGHTED_VARIABLES = 6  # charts are 2n at most; the curves' reading stops at four
+MAX_WEIGHT = 10_000  # larger weights are declined (exponents of u grow with them)
+MAX_POINT_TERMS = 2_000  # terms of one generator moved to a special point
+
+
+@dataclass(frozen=True)
+class WeightedBlowUp:
+    """The weighted blow-up of the origin for weights ``weights``: the least degree ``order``,
+    the divisor's generic value, the curves' kinds of good points, and the points to solve."""
+
+    name: ClassVar[str] = "weighted blow-up of the origin"
+    gens: tuple[sp.Symbol, ...]
+    weights: tuple[int, ...]
+    order: int
+    generic: sp.Rational
+    families: tuple[Family, ...]
+    points: tuple[LinePoint, ...]
+    classes: tuple[int, ...]  # per point: its point of the weighted projective space
+
+    @property
+    def condition(self) -> Condition:
+        names = ", ".join(map(str, self.gens))
+        kinds = "; ".join(f"{f.label}: λ = {f.lam}, m = {f.mult}" for f in self.families)
+        curves = f"; along curves of zeros: {kinds} (rlct.blowup_families)" if kinds else ""
+        points = ", ".join(p.label for p in self.points) or "none"
+        return Condition(
+            f"weighted blow-up of the origin in ({names}) with weights {list(self.weights)} "
+            f"(x_i = ±u^(w_i), x_j = u^(w_j)·y_j; every generator is quasi-homogeneous for "
+            f"them, least degree {self.order}): off the zeros of the least-degree generators "
+            f"on the divisor λ = {self.generic}, m = 1{curves}; special points solved as ideals: "
+            f"{points}; λ = min over the points, m = max over those attaining",
+            True,
+        )
+
+    def combine(self, results: Sequence[RLCT]) -> RLCT:
+        """λ = min over the divisor's parts and the solved ``results`` at ``points``, m = max
+        over those attaining (:func:`rlct.blowup.least_over`)."""
+        fixed = [
+            RLCT.exact_value(self.generic, 1, "the weighted divisor's generic points"),
+            *(part for f in self.families for part in family_parts(f, self.generic)),
+        ]
+        labelled = []
+        for c in sorted(set(self.classes)):
+            same = [(p, r) for p, r, k in zip(self.points, results, self.classes) if k == c]
+            labelled.append(_one_germ(same))
+        return least_over(self.condition, fixed, labelled, self.name)
+
+
+def _one_germ(same: Sequence[tuple[LinePoint, RLCT]]) -> tuple[str, RLCT]:
+    """One point of the divisor seen in several charts: the charts are related there by a real
+    analytic change of coordinates (u' = u·(s'·y_k)^(1/w_k), y'_j = y_j·(s'·y_k)^(−w_j/w_k)) that
+    carries one pulled-back integrand to the other, so every chart has the same λ and m: the
+    first exact value, else the intersection of the bounds."""
+    label = " = ".join(p.label for p, _ in same)
+    exact = [r for _, r in same if r.exact]
+    if exact:
+        return label, exact[0]
+    lower = max(r.lower for _, r in same)
+    upper = min(r.upper for _, r in same)
+    conditions = tuple(c for _, r in same for c in r.conditions)
+    methods = "; ".join(r.method for _, r in same)
+    return label, RLCT.bounds(lower, upper, methods, conditions)
+
+
+def same_orbit(x: Sequence[Fraction], y: Sequence[Fraction], w: Sequence[int]) -> bool:
+    """Whether y_j = t^(w_j)·x_j for all j with one real t ≠ 0 (one point of the weighted
+    projective space): the same support, r_j = y_j/x_j with r_j^(w_k) = r_k^(w_j), positive
+    where w_j is even, and of one sign where w_j is odd; exact rational arithmetic."""
+    if any((a == 0) != (b == 0) for a, b in zip(x, y)):
+        return False
+    r = [(b / a, e) for a, b, e in zip(x, y, w) if a != 0]
+    if any(q < 0 for q, e in r if e % 2 == 0) or len({q > 0 for q, e in r if e % 2}) > 1:
+        return False
+    return all(q**f == p**e for q, e in r for p, f in r)
+
+
+def integer_weights(polys: Sequence[sp.Poly]) -> tuple[int, ...] | None:
+    """The least positive integer weights (primitive vector) for which every generator is
+    quasi-homogeneous, from :func:`rlct.scaling.scaling_weights`; None where none exist."""
+    n = len(polys[0].gens)
+    found = scaling_weights(list(polys), list(range(n)))
+    if found is None:
+        return None
+    scale = math.lcm(*(int(sp.Rational(w).q) for w in found))
+    ints = [int(sp.Rational(w) * scale) for w in found]
+    g = math.gcd(*ints)
+    return tuple(k // g for k in ints)
+
+
+def blow_up_weighted(polys: Sequence[sp.Poly], h: Sequence[sp.Rational]) -> WeightedBlowUp | None:
+    """The weighted blow-up of the origin (module docstring) for ⟨polys⟩ under the prior
+    Π|x_j|^(h_j); None where the generators are not all quasi-homogeneous for one weight other
+    than (1, …, 1), share a monomial factor, or where a chart's zeros on the divisor are neither
+    finitely many rational points nor curves that :mod:`rlct.blowup_families` reads."""
+    polys = [p for p in polys if not p.is_zero]
+    if not polys:
+        return None
+    gens = tuple(polys[0].gens)
+    n = len(gens)
+    if not 2 <= n <= MAX_WEIGHTED_VARIABLES or any(common_monomial(polys)):
+        return None
+    w = integer_weights(polys)
+    if w is None or len(set(w)) == 1 or max(w) > MAX_WEIGHT:
+        return None
+    h = tuple(sp.Rational(e) for e in h)
+    degrees = [sum(a * b for a, b in zip(w, p.monoms()[0])) for p in polys]
+    o = min(degrees)
+    hu = sum((wj * (hj + 1) for wj, hj in zip(w, h)), sp.Integer(-1))
+    families: list[Family] = []
+    points: list[tuple[LinePoint, tuple[Fraction, ...]]] = []
+    for i in range(n):
+        for s in (1,) if w[i] % 2 else (1, -1):
+            chart = _chart(polys, degrees, o, h, w, i, s, hu)
+            if chart is None:
+                return None
+            families += chart[0]
+            points += chart[1]
+    classes: list[int] = []
+    for k, (_, x) in enumerate(points):
+        first = next(c for c in range(k + 1) if c == k or same_orbit(points[c][1], x, w))
+        classes.append(classes[first] if first < k else max(classes, default=-1) + 1)
+    generic = (hu + 1) / sp.Integer(2 * o)
+    solved = tuple(p for p, _ in points)
+    return WeightedBlowUp(gens, w, o, generic, tuple(families), solved, tuple(classes))
+
+
+def _chart(
+    polys: Sequence[sp.Poly],
+    degrees: Sequence[int],
+    o: int,
+    h: tuple[sp.Rational, ...],
+    w: tuple[int, ...],
+    i: int,
+    s: int,
+    hu: sp.Rational,
+) -> tuple[list[Family], list[tuple[LinePoint, tuple[Fraction, ...]]]] | None:
+    """Chart (i, s): its curves' kinds and its special points with their pulled-back generators
+    u^(d_k)·g_k(P + v) (u named x_i, v_j named x_j) and priors; None where it declines."""
+    gens = tuple(polys[0].gens)
+    u = gens[i]
+    ys = [x for j, x in enumerate(gens) if j != i]
+    g = [sp.expand(p.as_expr().xreplace({u: s})) for p in polys]
+    on_e = [q for q, d in zip(g, degrees) if d == o]
+    families: list[Family] = []
+    zeros = affine_zeros(on_e, ys)
+    if zeros is None:
+        strict = [sp.Poly(u ** (d - o) * q, *gens, domain=sp.QQ) for q, d in zip(g, degrees)]
+        found = chart_families(strict, i, (0,) * len(gens), o, h, (o, hu))
+        if found is None:
+            return None
+        families = list(found[0])
+        zeros = [tuple(c for j, c in enumerate(p) if j != i) for p in found[1]]
+    where = f"{u} = {'−' if s < 0 else ''}u^{w[i]}"
+    points = []
+    for point in zeros:
+        shift = {y: y + sp.Rational(c.numerator, c.denominator) for y, c in zip(ys, point)}
+        moved = []
+        for q, d in zip(g, degrees):
+            poly = sp.Poly(u**d * sp.expand(q.xreplace(shift)), *gens, domain=sp.QQ)
+            if len(poly.terms()) > MAX_POINT_TERMS:
+                return None
+            moved.append(poly)
+        at = dict(zip(ys, point))
+        prior = tuple(
+            hu if j == i else (h[j] if at[x] == 0 else sp.Integer(0)) for j, x in enumerate(gens)
+        )
+        label = f"chart {where}, ({', '.join(map(str, ys))}) = ({', '.join(map(str, point))})"
+        whole = (*point[:i], Fraction(s), *point[i:])  # the point of the weighted space
+        points.append((LinePoint(label, tuple(moved), prior), whole))
+    return families, points
