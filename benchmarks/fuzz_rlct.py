@@ -77,7 +77,7 @@ class CallTimeout(BaseException):
     """Raised by SIGALRM inside an rlct call (a BaseException: no ``except Exception`` eats it)."""
 
 
-def _on_alarm(signum, frame):  # noqa: ARG001
+def _on_alarm(signum, frame):
     raise CallTimeout()
 
 
@@ -120,14 +120,10 @@ def _num(x: sp.Rational) -> str:
 
 
 def _expr(e: sp.Expr) -> str:
-    s = sp.sstr(e)
-    env = {"sp": sp, **{str(v): v for v in SYMS}}
-    try:
-        if sp.expand(eval(s, env) - e) == 0:  # noqa: S307 (our own sstr output)
-            return s
-    except Exception:
-        pass
-    return f"sp.sympify({s!r})"
+    """e as Python source for a reproducer: sympy's ``sstr`` of a polynomial with rational
+    coefficients in the symbols a, b, … reads back as the same polynomial (nothing is evaluated
+    here; a reader runs the snippet)."""
+    return sp.sstr(e)
 
 
 def case_call(case: Case) -> Call:
@@ -147,8 +143,13 @@ class Val:
         return f"λ={self.lo}, m={self.mult}" if self.exact else f"{self.lo} ≤ λ ≤ {self.hi}"
 
     def to_dict(self) -> dict:
-        return {"exact": self.exact, "lam": str(self.lo) if self.exact else None,
-                "mult": self.mult, "lower": str(self.lo), "upper": str(self.hi)}
+        return {
+            "exact": self.exact,
+            "lam": str(self.lo) if self.exact else None,
+            "mult": self.mult,
+            "lower": str(self.lo),
+            "upper": str(self.hi),
+        }
 
 
 @dataclass
@@ -187,27 +188,43 @@ class Runner:
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             v = Val(r.lower, r.upper, r.exact, r.mult)
-            out = Outcome("ok", v, r.method, time.perf_counter() - t0,
-                          conditions=[str(c) for c in r.conditions if c.status is not True][:6])
+            out = Outcome(
+                "ok",
+                v,
+                r.method,
+                time.perf_counter() - t0,
+                conditions=[str(c) for c in r.conditions if c.status is not True][:6],
+            )
         except CallTimeout:
             out = Outcome("timeout", seconds=time.perf_counter() - t0, error=f"> {t} s")
         except TooLargeError as err:
-            out = Outcome("refused", seconds=time.perf_counter() - t0,
-                          error=f"TooLargeError: {err}"[:400])
+            out = Outcome(
+                "refused", seconds=time.perf_counter() - t0, error=f"TooLargeError: {err}"[:400]
+            )
         except RecursionError as err:
-            out = Outcome("crash", seconds=time.perf_counter() - t0,
-                          error=f"RecursionError: {err}"[:400])
+            out = Outcome(
+                "crash", seconds=time.perf_counter() - t0, error=f"RecursionError: {err}"[:400]
+            )
         except Exception as err:  # every other exception is a finding
             tb = traceback.format_exc(limit=-6)
-            out = Outcome("crash", seconds=time.perf_counter() - t0,
-                          error=f"{type(err).__name__}: {err}"[:600] + "\n" + tb[-2500:])
+            out = Outcome(
+                "crash",
+                seconds=time.perf_counter() - t0,
+                error=f"{type(err).__name__}: {err}"[:600] + "\n" + tb[-2500:],
+            )
         self.cache[k] = out
         if record:
             self.stats["calls"] += 1
             self.stats[f"calls_{out.status}"] += 1
             if out.status != "ok":
-                self.events.append({"kind": out.status, "call": call.code("r"),
-                                    "seconds": round(out.seconds, 2), "error": out.error})
+                self.events.append(
+                    {
+                        "kind": out.status,
+                        "call": call.code("r"),
+                        "seconds": round(out.seconds, 2),
+                        "error": out.error,
+                    }
+                )
         return out
 
 
@@ -224,8 +241,9 @@ def _monomial(rng: random.Random, vs, deg: int) -> sp.Expr:
 def _random_gen(rng: random.Random, vs, terms: int, lo: int, hi: int) -> sp.Expr:
     f = sp.Integer(0)
     for _ in range(20):
-        f = sp.expand(sum(rng.choice(COEFFS) * _monomial(rng, vs, rng.randint(lo, hi))
-                          for _ in range(terms)))
+        f = sp.expand(
+            sum(rng.choice(COEFFS) * _monomial(rng, vs, rng.randint(lo, hi)) for _ in range(terms))
+        )
         if f != 0:
             return f
     return vs[0] ** 2
@@ -265,8 +283,12 @@ def fam_cusp(rng, n):
         f = f * _monomial(rng, SYMS[:n], rng.randint(1, 2))
     gens = [sp.expand(f)]
     if n >= 3 and rng.random() < 0.6:
-        gens.append(sp.expand(_monomial(rng, vs[2:], rng.randint(1, 3))
-                              + (rng.choice(COEFFS) * _monomial(rng, vs, 3) if rng.random() < 0.4 else 0)))
+        gens.append(
+            sp.expand(
+                _monomial(rng, vs[2:], rng.randint(1, 3))
+                + (rng.choice(COEFFS) * _monomial(rng, vs, 3) if rng.random() < 0.4 else 0)
+            )
+        )
     return tuple(gens)
 
 
@@ -320,8 +342,11 @@ def fam_smooth(rng, n):
     if rng.random() < 0.7:
         gens.append(_random_gen(rng, vs, rng.randint(1, 3), 2, 5))
     if rng.random() < 0.2:
-        gens.append(sp.expand(rng.choice(SMALL) * rng.choice(vs)
-                              + _random_gen(rng, vs, rng.randint(1, 2), 2, 3)))
+        gens.append(
+            sp.expand(
+                rng.choice(SMALL) * rng.choice(vs) + _random_gen(rng, vs, rng.randint(1, 2), 2, 3)
+            )
+        )
     return tuple(gens)
 
 
@@ -364,8 +389,11 @@ def fam_monofactor(rng, n):
     f = lin + _random_gen(rng, vs, rng.randint(1, 2), 2, 4)
     gens = [sp.expand(_monomial(rng, vs, rng.randint(1, 2)) * f)]
     if rng.random() < 0.4:
-        gens.append(sp.expand(_monomial(rng, vs, rng.randint(1, 3))
-                              * (1 + rng.choice(COEFFS) * rng.choice(vs))))
+        gens.append(
+            sp.expand(
+                _monomial(rng, vs, rng.randint(1, 3)) * (1 + rng.choice(COEFFS) * rng.choice(vs))
+            )
+        )
     return tuple(gens)
 
 
@@ -382,15 +410,19 @@ def fam_degenerate(rng, n):
         gens = [a**2 - rng.choice((1, 2, R(1, 2), -1)) * b**2 * c]
     elif mode == "common":
         g = a - rng.choice(SMALL) * b**k
-        gens = [g * _monomial(rng, vs, rng.randint(1, 2)),
-                g * (c + rng.choice(COEFFS) * _monomial(rng, vs, 2))]
+        gens = [
+            g * _monomial(rng, vs, rng.randint(1, 2)),
+            g * (c + rng.choice(COEFFS) * _monomial(rng, vs, 2)),
+        ]
     elif mode == "pair":
         g = a - rng.choice(SMALL) * b**k
         d = vs[3] if n >= 4 else b
         gens = [g * c, g * d]
     else:
-        gens = [(a**2 - rng.choice(SMALL) * b**3) ** rng.choice((1, 2))
-                + rng.choice(SMALL) * c ** rng.randint(2, 6)]
+        gens = [
+            (a**2 - rng.choice(SMALL) * b**3) ** rng.choice((1, 2))
+            + rng.choice(SMALL) * c ** rng.randint(2, 6)
+        ]
         if rng.random() < 0.3:
             gens.append(rng.choice(vs) ** rng.randint(2, 4))
     return tuple(sp.expand(g) for g in gens)
@@ -448,8 +480,10 @@ def _coord_map(case: Case, op) -> dict | None:
     vs = case.vars
     if kind == "perm":
         p = op[1]
-        return {"map": {vs[i]: vs[p[i]] for i in range(case.n)},
-                "h": tuple(case.h[p.index(j)] for j in range(case.n))}
+        return {
+            "map": {vs[i]: vs[p[i]] for i in range(case.n)},
+            "h": tuple(case.h[p.index(j)] for j in range(case.n)),
+        }
     if kind == "scale":
         return {"map": {vs[i]: op[1][i] * vs[i] for i in range(case.n)}, "h": case.h}
     if kind == "shear":
@@ -464,8 +498,10 @@ def _coord_map(case: Case, op) -> dict | None:
         A = op[1]
         if any(x != 0 for x in case.h):
             return None
-        return {"map": {vs[i]: sum(A[i][j] * vs[j] for j in range(case.n)) for i in range(case.n)},
-                "h": case.h}
+        return {
+            "map": {vs[i]: sum(A[i][j] * vs[j] for j in range(case.n)) for i in range(case.n)},
+            "h": case.h,
+        }
     raise ValueError(kind)
 
 
@@ -561,8 +597,12 @@ class CoordRelation:
         new = apply_coords(case, params)
         if new is None:
             return None
-        return Check([case_call(case), case_call(new)], lambda v: (v[0], v[1]),
-                     ("base ideal", "transformed ideal"), _describe_ops(params))
+        return Check(
+            [case_call(case), case_call(new)],
+            lambda v: (v[0], v[1]),
+            ("base ideal", "transformed ideal"),
+            _describe_ops(params),
+        )
 
 
 class Recombine:
@@ -573,16 +613,23 @@ class Recombine:
         mode = rng.choice(("add", "add", "redundant", "unit", "scalegen"))
         if mode in ("add",) and g < 2:
             mode = rng.choice(("redundant", "unit", "scalegen"))
-        mono = lambda: rng.choice(SMALL) * (_monomial(rng, case.vars, rng.randint(1, 2))  # noqa: E731
-                                            if rng.random() < 0.6 else 1)
+
+        def mono():
+            return rng.choice(SMALL) * (
+                _monomial(rng, case.vars, rng.randint(1, 2)) if rng.random() < 0.6 else 1
+            )
+
         if mode == "add":
             a, b = rng.sample(range(g), 2)
             return ("add", a, b, mono())
         if mode == "redundant":
             return ("redundant", tuple(mono() for _ in range(g)))
         if mode == "unit":
-            return ("unit", rng.randrange(g),
-                    rng.choice(SMALL) * _monomial(rng, case.vars, rng.randint(1, 2)))
+            return (
+                "unit",
+                rng.randrange(g),
+                rng.choice(SMALL) * _monomial(rng, case.vars, rng.randint(1, 2)),
+            )
         return ("scalegen", rng.randrange(g), rng.choice(SCALES))
 
     def apply(self, case: Case, params, other=None) -> Check | None:
@@ -612,11 +659,17 @@ class Recombine:
                 return None
             gens[a] = sp.expand(c * gens[a])
             note = f"f{a + 1} ↦ {c}·f{a + 1}"
-        if all(g == 0 for g in gens) or any(len(sp.Add.make_args(g)) > MAX_TERMS_VARIANT for g in gens):
+        if all(g == 0 for g in gens) or any(
+            len(sp.Add.make_args(g)) > MAX_TERMS_VARIANT for g in gens
+        ):
             return None
         new = Case(tuple(gens), case.n, case.h)
-        return Check([case_call(case), case_call(new)], lambda v: (v[0], v[1]),
-                     ("base ideal", "recombined ideal"), note)
+        return Check(
+            [case_call(case), case_call(new)],
+            lambda v: (v[0], v[1]),
+            ("base ideal", "recombined ideal"),
+            note,
+        )
 
 
 class Squares:
@@ -635,9 +688,12 @@ class Squares:
             if len(sp.Add.make_args(K)) > 4 * MAX_TERMS_VARIANT:
                 return None
         call = Call("poly", (K,), case.n, case.h)
-        return Check([case_call(case), call], lambda v: (v[0], v[1]),
-                     ("from_ideal", "from_polynomial(Σ c_i f_i²)"),
-                     f"c = {[str(c) for c in cs]}, expanded = {expand}")
+        return Check(
+            [case_call(case), call],
+            lambda v: (v[0], v[1]),
+            ("from_ideal", "from_polynomial(Σ c_i f_i²)"),
+            f"c = {[str(c) for c in cs]}, expanded = {expand}",
+        )
 
 
 def _shift(case: Case, by: int) -> Case:
@@ -687,11 +743,17 @@ class Blocks:
             else:
                 if len(case.gens) * len(o.gens) > 4:
                     return None
-                comb = Call("ideal", tuple(sp.expand(f * g) for f in case.gens for g in o.gens), n, h)
+                comb = Call(
+                    "ideal", tuple(sp.expand(f * g) for f in case.gens for g in o.gens), n, h
+                )
             note = "K1(x)·K2(y): λ = min, m = m1 + m2 if λ1 = λ2 else m of the min"
             fn = lambda v: (v[2], _prod_val(v[0], v[1]))  # noqa: E731
-        return Check([case_call(case), Call("ideal", other.gens, other.n, other.h), comb], fn,
-                     ("combined", f"{self.mode} rule on the two blocks"), note)
+        return Check(
+            [case_call(case), Call("ideal", other.gens, other.n, other.h), comb],
+            fn,
+            ("combined", f"{self.mode} rule on the two blocks"),
+            note,
+        )
 
 
 class Mixed:
@@ -700,7 +762,9 @@ class Mixed:
     name = "mixed"
 
     def draw(self, rng, case: Case):
-        kinds = ["perm", "scale", "shear", "unitshear"] + (["linear"] if all(x == 0 for x in case.h) else [])
+        kinds = ["perm", "scale", "shear", "unitshear"] + (
+            ["linear"] if all(x == 0 for x in case.h) else []
+        )
         op = _draw_coord(rng, case, rng.choice(kinds))
         if op is None:
             return None
@@ -717,9 +781,12 @@ class Mixed:
         chk = Recombine().apply(new, rec)
         if chk is None:
             return None
-        return Check([case_call(case), chk.calls[1]], lambda v: (v[0], v[1]),
-                     ("base ideal", "transformed + recombined"),
-                     f"{_describe_ops([op])}; then {chk.note}")
+        return Check(
+            [case_call(case), chk.calls[1]],
+            lambda v: (v[0], v[1]),
+            ("base ideal", "transformed + recombined"),
+            f"{_describe_ops([op])}; then {chk.note}",
+        )
 
 
 RELATIONS = {
@@ -735,8 +802,19 @@ RELATIONS = {
     "blocksum": Blocks("blocksum", "sum"),
     "blockprod": Blocks("blockprod", "prod"),
 }
-REL_WEIGHTS = {"mixed": 2, "perm": 1, "scale": 1, "shear": 2, "unitshear": 1, "recombine": 2, "squares": 1.5,
-               "linear": 1.5, "chain": 2, "blocksum": 0.7, "blockprod": 0.7}
+REL_WEIGHTS = {
+    "mixed": 2,
+    "perm": 1,
+    "scale": 1,
+    "shear": 2,
+    "unitshear": 1,
+    "recombine": 2,
+    "squares": 1.5,
+    "linear": 1.5,
+    "chain": 2,
+    "blocksum": 0.7,
+    "blockprod": 0.7,
+}
 
 
 # ----------------------------------------------------------------------------- comparison
@@ -792,30 +870,36 @@ def shrink_candidates(case: Case):
     g = list(case.gens)
     if len(g) > 1:
         for i in range(len(g)):
-            yield Case(tuple(g[:i] + g[i + 1:]), case.n, case.h)
+            yield Case(tuple(g[:i] + g[i + 1 :]), case.n, case.h)
     for i, f in enumerate(g):
         ts = _terms(f)
         if len(ts) > 1:
             for j in range(len(ts)):
-                nf = sp.Add(*(ts[:j] + ts[j + 1:]))
-                yield Case(tuple(g[:i] + [nf] + g[i + 1:]), case.n, case.h)
+                nf = sp.Add(*(ts[:j] + ts[j + 1 :]))
+                yield Case(tuple([*g[:i], nf, *g[i + 1 :]]), case.n, case.h)
     for k in range(case.n):
         if case.h[k] != 0:
-            yield Case(case.gens, case.n, case.h[:k] + (sp.Integer(0),) + case.h[k + 1:])
+            yield Case(case.gens, case.n, (*case.h[:k], sp.Integer(0), *case.h[k + 1 :]))
     for i, f in enumerate(g):
         ts = _terms(f)
         for j, t in enumerate(ts):
             c, m = t.as_coeff_Mul()
             if c not in (1, -1):
                 nt = (1 if c > 0 else -1) * m
-                yield Case(tuple(g[:i] + [sp.Add(*(ts[:j] + [nt] + ts[j + 1:]))] + g[i + 1:]),
-                           case.n, case.h)
+                yield Case(
+                    tuple([*g[:i], sp.Add(*([*ts[:j], nt, *ts[j + 1 :]])), *g[i + 1 :]]),
+                    case.n,
+                    case.h,
+                )
             for v in case.vars:
                 dv = sp.degree(m, v)
                 if dv > 0 and sp.Poly(m, *case.vars).total_degree() > 1:
                     nt = c * m / v
-                    yield Case(tuple(g[:i] + [sp.Add(*(ts[:j] + [nt] + ts[j + 1:]))] + g[i + 1:]),
-                               case.n, case.h)
+                    yield Case(
+                        tuple([*g[:i], sp.Add(*([*ts[:j], nt, *ts[j + 1 :]])), *g[i + 1 :]]),
+                        case.n,
+                        case.h,
+                    )
 
 
 def evaluate(runner: Runner, rel, case: Case, params, other, timeout=None):
@@ -842,7 +926,7 @@ def shrink(runner: Runner, rel, case: Case, params, other, seconds: float, timeo
                 break
             if not cand.gens or any(g == 0 for g in cand.gens):
                 continue
-            chk, outs, viol = evaluate(runner, rel, cand, params, other, timeout)
+            _chk, _outs, viol = evaluate(runner, rel, cand, params, other, timeout)
             if viol is not None:
                 best, progress = cand, True
                 break
@@ -854,8 +938,12 @@ def shrink(runner: Runner, rel, case: Case, params, other, seconds: float, timeo
 
 def snippet(chk: Check, rel_name: str, outs: list[Outcome], viol: str) -> str:
     n = max(c.n for c in chk.calls)
-    lines = ["import sympy as sp", "import rlct", "",
-             f"{', '.join(NAMES[:n])}{',' if n == 1 else ''} = sp.symbols({' '.join(NAMES[:n])!r})"]
+    lines = [
+        "import sympy as sp",
+        "import rlct",
+        "",
+        f"{', '.join(NAMES[:n])}{',' if n == 1 else ''} = sp.symbols({' '.join(NAMES[:n])!r})",
+    ]
     names = [f"r{i}" for i in range(len(chk.calls))]
     for nm, c in zip(names, chk.calls):
         lines.append(c.code(nm))
@@ -863,22 +951,34 @@ def snippet(chk: Check, rel_name: str, outs: list[Outcome], viol: str) -> str:
     lines.append("    print(r.exact, r.lam, r.mult, r.lower, r.upper, '|', r.method[:120])")
     lines.append(f"# relation {rel_name}: {chk.note}")
     if len(chk.calls) == 3:
-        lines.append("# r0, r1: the two blocks (r1 in its own variables a, b, ...); r2: the combined ideal")
+        lines.append(
+            "# r0, r1: the two blocks (r1 in its own variables a, b, ...); r2: the combined ideal"
+        )
     lines.append(f"# got: {' | '.join(str(o.val) for o in outs)}")
     lines.append(f"# violation: {viol}")
     return "\n".join(lines)
 
 
 def crash_snippet(call: Call) -> str:
-    return "\n".join(["import sympy as sp", "import rlct", "",
-                      f"{', '.join(NAMES[:call.n])}{',' if call.n == 1 else ''} = "
-                      f"sp.symbols({' '.join(NAMES[:call.n])!r})",
-                      call.code("r"), "print(r)"])
+    return "\n".join(
+        [
+            "import sympy as sp",
+            "import rlct",
+            "",
+            f"{', '.join(NAMES[: call.n])}{',' if call.n == 1 else ''} = "
+            f"sp.symbols({' '.join(NAMES[: call.n])!r})",
+            call.code("r"),
+            "print(r)",
+        ]
+    )
 
 
 def _case_dict(case: Case) -> dict:
-    return {"gens": [str(g) for g in case.gens], "vars": list(NAMES[: case.n]),
-            "h": [str(x) for x in case.h]}
+    return {
+        "gens": [str(g) for g in case.gens],
+        "vars": list(NAMES[: case.n]),
+        "h": [str(x) for x in case.h],
+    }
 
 
 def _parse_range(s: str) -> tuple[int, int]:
@@ -939,18 +1039,35 @@ def main(argv=None) -> int:
         if base.status != "ok":
             st[f"base_{base.status}"] += 1
             if base.status == "crash":
-                findings.append({"kind": "crash", "family": fam, "case": _case_dict(case),
-                                 "error": base.error, "reproducer": crash_snippet(case_call(case))})
+                findings.append(
+                    {
+                        "kind": "crash",
+                        "family": fam,
+                        "case": _case_dict(case),
+                        "error": base.error,
+                        "reproducer": crash_snippet(case_call(case)),
+                    }
+                )
                 log(f"CRASH on base {case.gens}: {base.error.splitlines()[0]}")
             continue
         s = sanity(case_call(case), base)
         if s:
-            findings.append({"kind": "sanity", "family": fam, "case": _case_dict(case),
-                             "value": base.val.to_dict(), "method": base.method[:400],
-                             "violation": s, "reproducer": crash_snippet(case_call(case))})
+            findings.append(
+                {
+                    "kind": "sanity",
+                    "family": fam,
+                    "case": _case_dict(case),
+                    "value": base.val.to_dict(),
+                    "method": base.method[:400],
+                    "violation": s,
+                    "reproducer": crash_snippet(case_call(case)),
+                }
+            )
             log(f"SANITY {s} on {case}")
-        log(f"case {case_no} [{fam}] n={n} {list(map(str, case.gens))} h={list(map(str, case.h))}"
-            f" -> {base.val} ({base.seconds:.1f}s)")
+        log(
+            f"case {case_no} [{fam}] n={n} {list(map(str, case.gens))} h={list(map(str, case.h))}"
+            f" -> {base.val} ({base.seconds:.1f}s)"
+        )
         avail = [r for r in rels]
         w = [REL_WEIGHTS[r] for r in avail]
         for _ in range(args.checks_per_case):
@@ -966,9 +1083,18 @@ def main(argv=None) -> int:
                 n2 = rng.randint(1, 2)
                 if case.n + n2 > 5 + (vhi > 4):
                     continue
-                _, other = draw_case(rng, max(n2, 2), fams) if n2 >= 2 else (None, Case(
-                    (SYMS[0] ** rng.randint(1, 3) * (1 + rng.choice((0, 1)) * SYMS[0]),), 1,
-                    _prior(rng, 1)))
+                _, other = (
+                    draw_case(rng, max(n2, 2), fams)
+                    if n2 >= 2
+                    else (
+                        None,
+                        Case(
+                            (SYMS[0] ** rng.randint(1, 3) * (1 + rng.choice((0, 1)) * SYMS[0]),),
+                            1,
+                            _prior(rng, 1),
+                        ),
+                    )
+                )
             chk, outs, viol = evaluate(runner, rel, case, params, other)
             if chk is None:
                 st["checks_skipped"] += 1
@@ -980,51 +1106,89 @@ def main(argv=None) -> int:
                         key = ("crash", o.error.splitlines()[0][:80])
                         signatures[key] += 1
                         if signatures[key] <= 3:
-                            findings.append({"kind": "crash", "relation": name, "family": fam,
-                                             "error": o.error, "reproducer": crash_snippet(c)})
+                            findings.append(
+                                {
+                                    "kind": "crash",
+                                    "relation": name,
+                                    "family": fam,
+                                    "error": o.error,
+                                    "reproducer": crash_snippet(c),
+                                }
+                            )
                         log(f"CRASH ({name}): {o.error.splitlines()[0]}")
                 continue
             st["pairs"] += 1
             st[f"pairs_{name}"] += 1
             a, b = chk.combine([o.val for o in outs])
-            kind = "both_exact" if a.exact and b.exact else ("one_exact" if a.exact or b.exact
-                                                             else "neither_exact")
+            kind = (
+                "both_exact"
+                if a.exact and b.exact
+                else ("one_exact" if a.exact or b.exact else "neither_exact")
+            )
             st[kind] += 1
             for c, o in zip(chk.calls[1:], outs[1:]):
                 s = sanity(c, o)
                 if s:
-                    findings.append({"kind": "sanity", "relation": name, "value": o.val.to_dict(),
-                                     "method": o.method[:400], "violation": s,
-                                     "reproducer": crash_snippet(c)})
+                    findings.append(
+                        {
+                            "kind": "sanity",
+                            "relation": name,
+                            "value": o.val.to_dict(),
+                            "method": o.method[:400],
+                            "violation": s,
+                            "reproducer": crash_snippet(c),
+                        }
+                    )
                     log(f"SANITY {s}")
             if viol is None:
                 continue
             st["disagreements"] += 1
             sig = (name, viol.split(":")[0], outs[0].method[:50], outs[-1].method[:50])
             signatures[sig] += 1
-            log(f"DISAGREEMENT ({name}) {viol}\n    {chk.note}\n    "
-                + "\n    ".join(f"{c.code('r')} -> {o.val} [{o.method[:100]}]"
-                               for c, o in zip(chk.calls, outs)))
-            entry = {"kind": "disagreement", "relation": name, "family": fam, "note": chk.note,
-                     "violation": viol, "case": _case_dict(case),
-                     "values": [o.val.to_dict() for o in outs],
-                     "methods": [o.method[:600] for o in outs],
-                     "open_conditions": [o.conditions for o in outs],
-                     "reproducer": snippet(chk, name, outs, viol)}
+            log(
+                f"DISAGREEMENT ({name}) {viol}\n    {chk.note}\n    "
+                + "\n    ".join(
+                    f"{c.code('r')} -> {o.val} [{o.method[:100]}]" for c, o in zip(chk.calls, outs)
+                )
+            )
+            entry = {
+                "kind": "disagreement",
+                "relation": name,
+                "family": fam,
+                "note": chk.note,
+                "violation": viol,
+                "case": _case_dict(case),
+                "values": [o.val.to_dict() for o in outs],
+                "methods": [o.method[:600] for o in outs],
+                "open_conditions": [o.conditions for o in outs],
+                "reproducer": snippet(chk, name, outs, viol),
+            }
             if signatures[sig] <= 2 and args.shrink_seconds > 0 and time.time() < deadline:
-                small = shrink(runner, rel, case, params, other,
-                               min(args.shrink_seconds, max(0.0, deadline - time.time())),
-                               args.shrink_timeout)
+                small = shrink(
+                    runner,
+                    rel,
+                    case,
+                    params,
+                    other,
+                    min(args.shrink_seconds, max(0.0, deadline - time.time())),
+                    args.shrink_timeout,
+                )
                 if small != case:
-                    chk2, outs2, viol2 = evaluate(runner, rel, small, params, other,
-                                                  args.shrink_timeout)
+                    chk2, outs2, viol2 = evaluate(
+                        runner, rel, small, params, other, args.shrink_timeout
+                    )
                     if viol2 is not None:
-                        entry["shrunk"] = {"case": _case_dict(small), "violation": viol2,
-                                           "values": [o.val.to_dict() for o in outs2],
-                                           "methods": [o.method[:600] for o in outs2],
-                                           "reproducer": snippet(chk2, name, outs2, viol2)}
-                        log(f"  shrunk to {list(map(str, small.gens))} h={list(map(str, small.h))}:"
-                            f" {viol2}")
+                        entry["shrunk"] = {
+                            "case": _case_dict(small),
+                            "violation": viol2,
+                            "values": [o.val.to_dict() for o in outs2],
+                            "methods": [o.method[:600] for o in outs2],
+                            "reproducer": snippet(chk2, name, outs2, viol2),
+                        }
+                        log(
+                            f"  shrunk to {list(map(str, small.gens))} h={list(map(str, small.h))}:"
+                            f" {viol2}"
+                        )
             findings.append(entry)
 
     wall = time.time() - t_start
@@ -1032,15 +1196,22 @@ def main(argv=None) -> int:
     timeouts = [e for e in runner.events if e["kind"] == "timeout"]
     refusals = [e for e in runner.events if e["kind"] == "refused"]
     summary = {
-        "seed": args.seed, "vars": args.vars, "cases_requested": args.cases,
-        "cases_run": st["cases"], "wall_seconds": round(wall, 1),
-        "pairs_compared": st["pairs"], "both_exact": st["both_exact"],
-        "one_exact": st["one_exact"], "neither_exact": st["neither_exact"],
+        "seed": args.seed,
+        "vars": args.vars,
+        "cases_requested": args.cases,
+        "cases_run": st["cases"],
+        "wall_seconds": round(wall, 1),
+        "pairs_compared": st["pairs"],
+        "both_exact": st["both_exact"],
+        "one_exact": st["one_exact"],
+        "neither_exact": st["neither_exact"],
         "disagreements": st["disagreements"],
         "crashes": sum(1 for f in findings if f["kind"] == "crash"),
         "sanity_violations": sum(1 for f in findings if f["kind"] == "sanity"),
-        "timeouts": len(timeouts), "refusals": len(refusals),
-        "calls": st["calls"], "checks_incomplete": st["checks_incomplete"],
+        "timeouts": len(timeouts),
+        "refusals": len(refusals),
+        "calls": st["calls"],
+        "checks_incomplete": st["checks_incomplete"],
         "checks_skipped": st["checks_skipped"],
         "per_relation": {k[6:]: v for k, v in st.items() if k.startswith("pairs_")},
         "per_family": {k[7:]: v for k, v in st.items() if k.startswith("family_")},
@@ -1049,8 +1220,10 @@ def main(argv=None) -> int:
     for k, v in summary.items():
         print(f"  {k}: {v}")
     for f in findings:
-        print(f"  FINDING {f['kind']} {f.get('relation', '')}: "
-              f"{f.get('violation') or f.get('error', '').splitlines()[0]}")
+        print(
+            f"  FINDING {f['kind']} {f.get('relation', '')}: "
+            f"{f.get('violation') or f.get('error', '').splitlines()[0]}"
+        )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     data = {"runs": []}
@@ -1059,8 +1232,15 @@ def main(argv=None) -> int:
             data = json.loads(out.read_text())
         except (json.JSONDecodeError, OSError):
             data = {"runs": []}
-    data["runs"].append({"args": vars(args), "summary": summary, "findings": findings,
-                         "timeouts": timeouts, "refusals": refusals})
+    data["runs"].append(
+        {
+            "args": vars(args),
+            "summary": summary,
+            "findings": findings,
+            "timeouts": timeouts,
+            "refusals": refusals,
+        }
+    )
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False))
     print(f"  findings written to {out}")
     return 1 if findings else 0

@@ -37,7 +37,7 @@ so λ_P = min(3/4, 1/2 + 1/8) = 5/8, against λ_E = 3/4: λ = 5/8, m = 1.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -119,9 +119,9 @@ class BlowUp:
             True,
         )
 
-    def combine(self, results: Sequence[RLCT]) -> RLCT:
-        """:func:`combine_points` with the points' solved ``results``."""
-        return combine_points(self, results)
+    def solve_points(self, solve: Callable[[tuple[sp.Poly, ...], tuple], RLCT]) -> RLCT:
+        """:func:`combine_points` with each point solved by ``solve``."""
+        return combine_points(self, [solve(p.generators, p.h) for p in self.points])
 
 
 def _monomial(blowup: BlowUp) -> sp.Expr:

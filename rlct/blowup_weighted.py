@@ -32,7 +32,7 @@ and those of the other charts give the same or more (derived in the tests): λ =
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
@@ -42,7 +42,7 @@ import sympy as sp
 from .blowup import common_monomial, family_parts, least_over
 from .blowup_families import Family, chart_families
 from .blowup_line import LinePoint
-from .projective_zeros import affine_zeros
+from .projective_zeros import MAX_FORM_DEGREE, MAX_FORM_TERMS, affine_zeros, too_costly
 from .result import RLCT, Condition
 from .scaling import scaling_weights
 
@@ -57,6 +57,8 @@ __all__ = [
 
 MAX_WEIGHTED_VARIABLES = 6  # charts are 2n at most; the curves' reading stops at four
 MAX_WEIGHT = 10_000  # larger weights are declined (exponents of u grow with them)
+Solve = Callable[[tuple[sp.Poly, ...], tuple[sp.Rational, ...]], RLCT]
+
 MAX_POINT_TERMS = 2_000  # terms of one generator moved to a special point
 
 
@@ -89,17 +91,31 @@ class WeightedBlowUp:
             True,
         )
 
-    def combine(self, results: Sequence[RLCT]) -> RLCT:
-        """λ = min over the divisor's parts and the solved ``results`` at ``points``, m = max
-        over those attaining (:func:`rlct.blowup.least_over`)."""
+    def solve_points(self, solve: Solve) -> RLCT:
+        """λ = min over the divisor's parts and its points, m = max over those attaining
+        (:func:`rlct.blowup.least_over`), each point solved by ``solve`` in one chart after
+        another until one is exact (:func:`_one_germ`). Where a point stays bounds that reach
+        down to the least exact λ so far, the result cannot be exact: the points not yet
+        solved are left, and only the upper bound found is returned (with lower bound 0)."""
         fixed = [
             RLCT.exact_value(self.generic, 1, "the weighted divisor's generic points"),
             *(part for f in self.families for part in family_parts(f, self.generic)),
         ]
+        least = min(r.lam for r in fixed if r.exact)
         labelled = []
         for c in sorted(set(self.classes)):
-            same = [(p, r) for p, r, k in zip(self.points, results, self.classes) if k == c]
-            labelled.append(_one_germ(same))
+            tried = []
+            for p in (p for p, k in zip(self.points, self.classes) if k == c):
+                tried.append((p, solve(p.generators, p.h)))
+                if tried[-1][1].exact:
+                    break
+            labelled.append(_one_germ(tried))
+            got = labelled[-1][1]
+            if not got.exact and got.lower <= least:
+                upper = min(r.upper for r in [*fixed, *(r for _, r in labelled)])
+                text = f"{self.name} (at {labelled[-1][0]}: {got.method}; not exact)"
+                return RLCT.bounds(0, upper, text, (self.condition, *got.conditions))
+            least = min(least, got.lam) if got.exact else least
         return least_over(self.condition, fixed, labelled, self.name)
 
 
@@ -199,7 +215,15 @@ def _chart(
     g = [sp.expand(p.as_expr().xreplace({u: s})) for p in polys]
     on_e = [q for q, d in zip(g, degrees) if d == o]
     families: list[Family] = []
-    zeros = affine_zeros(on_e, ys)
+    nonzero = [sp.Poly(q, *ys, domain=sp.QQ) for q in on_e if q != 0]
+    if sum(len(q.terms()) for q in nonzero) > MAX_FORM_TERMS:
+        return None
+    degrees_e = [q.total_degree() for q in nonzero]
+    zeros = None  # fewer equations than unknowns: a curve or more, for the families
+    if len(degrees_e) >= len(ys):
+        if max(degrees_e) > MAX_FORM_DEGREE or too_costly(degrees_e, len(ys) + 1):
+            return None  # sympy's lex basis has no cost bound (rlct.projective_zeros)
+        zeros = affine_zeros(on_e, ys)
     if zeros is None:
         strict = [sp.Poly(u ** (d - o) * q, *gens, domain=sp.QQ) for q, d in zip(g, degrees)]
         found = chart_families(strict, i, (0,) * len(gens), o, h, (o, hu))

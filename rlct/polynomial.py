@@ -215,14 +215,14 @@ def _after_blowup(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], before: RLCT, blowups: int
 ) -> RLCT:
     """Blow-ups of the origin, plain and weighted (:mod:`rlct.blowup`, :mod:`rlct.blowup_weighted`;
-    points solved a level deeper), then of coordinate lines (:func:`_after_lines`), for an ideal
+    points solved a level deeper, or with no blow-up), then of coordinate lines (:func:`_after_lines`), for an ideal
     with only the bounds ``before``; bounds intersected, ``before`` where every one declines."""
     if blowups <= 0 or len(h) < 3:
         return before
-    for blow_up in (blow_up_origin, blow_up_weighted):
+    for blow_up, deeper in ((blow_up_origin, blowups - 1), (blow_up_weighted, 0)):
         if (blown := blow_up(polys, h)) is not None:
-            deeper = [_solve_ideal(p.generators, p.h, blowups - 1) for p in blown.points]
-            if (after := blown.combine(deeper)).exact:
+            after = blown.solve_points(lambda q, hq, d=deeper: _solve_ideal(q, hq, d))
+            if after.exact:
                 return after
             before = _intersect(before, after, "then")
     lines = _after_lines(polys, h)

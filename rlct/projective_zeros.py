@@ -19,7 +19,7 @@ has minima at its real zeros, so its partial derivatives are added to the system
 has a curve of complex zeros, but with 2x and 2y only the real point x = y = 0.
 
 "Declined" is ``None``: the caller does not guess. Sizes are bounded before any basis is computed
-(degree, terms, and the Bezout number of the system: :func:`_too_costly`).
+(degree, terms, and the Bezout number of the system: :func:`too_costly`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ import sympy as sp
 from .factor import factor_list
 from .realzeros import certified_nonnegative
 
-__all__ = ["MAX_FORM_DEGREE", "MAX_FORM_TERMS", "affine_zeros", "real_projective_zeros"]
+__all__ = [
+    "MAX_FORM_DEGREE",
+    "MAX_FORM_TERMS",
+    "affine_zeros",
+    "real_projective_zeros",
+    "too_costly",
+]
 
 MAX_FORM_DEGREE = 8  # forms of higher degree are declined: a lex basis grows too fast
 MAX_FORM_TERMS = 40  # nor more terms in all the forms together
@@ -59,7 +65,7 @@ def real_projective_zeros(
         return None
     semidefinite = [f for f in forms if _semidefinite(f, gens)]
     forms = forms + [f.diff(x) for f in semidefinite for x in gens if f.degree(x) > 0]
-    if _too_costly([f.total_degree() for f in forms], len(gens)):
+    if too_costly([f.total_degree() for f in forms], len(gens)):
         return None
     points: list[Point] = []
     for i in range(len(gens)):
@@ -72,7 +78,7 @@ def real_projective_zeros(
     return tuple(sorted(points))
 
 
-def _too_costly(degrees: list[int], n: int) -> bool:
+def too_costly(degrees: list[int], n: int) -> bool:
     """Fewer than n − 1 forms always share a curve of complex zeros (the projective dimension
     theorem): no finite answer. Otherwise the Bezout number of the n − 1 lowest degrees bounds
     the work of a lex basis; past 36 points in three variables, or 8 in more, it took from

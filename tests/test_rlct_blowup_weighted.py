@@ -120,7 +120,7 @@ def test_forced_weighted_blowups_agree_with_newton(case) -> None:
     assume(newton.exact)
     blown = blow_up_weighted(polys, h)
     assume(blown is not None)
-    got = blown.combine([_solve_ideal(p.generators, p.h, 1) for p in blown.points])
+    got = blown.solve_points(lambda q, hq: _solve_ideal(q, hq, 0))
     if got.exact:
         assert (got.lam, got.mult) == (newton.lam, newton.mult)
     else:
