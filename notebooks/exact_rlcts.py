@@ -244,6 +244,22 @@ print(repeated)
 assert repeated.exact and (repeated.lam, repeated.mult) == (sp.Rational(3, 5), 1)
 
 # %% [markdown]
+# **A weighted blow-up: ⟨x²z − y³, yz − x³⟩.** Its zeros are the z-axis and the curve (t⁴, t⁵, t⁷),
+# and both generators are quasi-homogeneous for w = (4, 5, 7) (degrees 15 and 12), so blow up the
+# origin with those weights: in the chart x = u⁴, y = u⁵y', z = u⁷z' (|J| = 4|u|¹⁵) the ideal is
+# u¹²·⟨y'z' − 1, u³(z' − y'³)⟩ exactly. Off the curve y'z' = 1 the divisor gives 16/24 = 2/3; on
+# it, off z' = y'³, the ideal is u¹²·⟨v, u³⟩, K = u²⁴(v² + u⁶) under |u|¹⁵, whose Newton polygon
+# meets t·(16, 1) at t = 30/19: λ = 19/30, m = 1. The special points (the curve's point [1 : 1 : 1]
+# and the z-axis's [0 : 0 : 1]) give 19/30 again (`tests/test_rlct_blowup_weighted.py` derives
+# them). Blow-ups with equal weights do not reach it: before `rlct.blowup_weighted` the package
+# proved only 1/4 ≤ λ ≤ 19/30.
+
+# %%
+weighted = rlct.from_ideal([x**2 * z - y**3, y * z - x**3], (x, y, z))
+print(weighted.lam, weighted.mult, "by", weighted.method.split(" (")[0])
+assert weighted.exact and (weighted.lam, weighted.mult) == (sp.Rational(19, 30), 1)
+
+# %% [markdown]
 # **Watanabe's tanh network with two hidden units: ⟨ab + cd, ab³ + cd³⟩.** y = a·tanh(bx) +
 # c·tanh(dx) against the zero function has K = Σ_k (ab^(2k−1) + cd^(2k−1))² for inputs whose odd
 # moments are all non-zero, and the ideal of those generators is ⟨ab + cd, ab³ + cd³⟩ (the fifth
