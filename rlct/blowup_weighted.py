@@ -31,6 +31,7 @@ and those of the other charts give the same or more (derived in the tests): λ =
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -117,6 +118,15 @@ class WeightedBlowUp:
                 return RLCT.bounds(0, upper, text, (self.condition, *got.conditions))
             least = min(least, got.lam) if got.exact else least
         return least_over(self.condition, fixed, labelled, self.name)
+
+
+def _signed(family: Family, i: int, s: int) -> Family:
+    """A chart x_i = −u^(w_i)'s family with its witness's coordinate i set to −1 (the families
+    module writes it as 1)."""
+    if s > 0 or family.witness is None:
+        return family
+    witness = tuple(Fraction(s) if j == i else c for j, c in enumerate(family.witness))
+    return dataclasses.replace(family, witness=witness)
 
 
 def _one_germ(same: Sequence[tuple[LinePoint, RLCT]]) -> tuple[str, RLCT]:
@@ -229,7 +239,7 @@ def _chart(
         found = chart_families(strict, i, (0,) * len(gens), o, h, (o, hu))
         if found is None:
             return None
-        families = list(found[0])
+        families = [_signed(f, i, s) for f in found[0]]
         zeros = [tuple(c for j, c in enumerate(p) if j != i) for p in found[1]]
     where = f"{u} = {'−' if s < 0 else ''}u^{w[i]}"
     points = []

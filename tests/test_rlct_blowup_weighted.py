@@ -53,6 +53,23 @@ def test_a_curve_of_zeros_with_weights_4_5_7() -> None:
     assert square.exact and (square.lam, square.mult) == (sp.Rational(19, 30), 1)
 
 
+def test_the_value_survives_sign_changes_and_a_permutation() -> None:
+    """x ↦ ±x, y ↦ ±y, z ↦ ±z change which charts carry the curve (x = −u⁴ where x's sign
+    flips) but not λ, m; nor does renaming the variables. Under the prior |x| the chart
+    exponent is 4·2 + 5 + 7 − 1 = 19 and the curve's u¹²·⟨v, u³⟩ meets t·(20, 1) at t = 30/23."""
+    base = [x**2 * z - y**3, y * z - x**3]
+    for signs in [(-1, 1, 1), (1, -1, -1), (-1, -1, 1)]:
+        flip = dict(zip((x, y, z), (s * v for s, v in zip(signs, (x, y, z)))))
+        gens = [f.xreplace(flip) for f in base]
+        got = rlct.from_ideal(gens, (x, y, z))
+        assert got.exact and (got.lam, got.mult) == (sp.Rational(19, 30), 1)
+    renamed = [f.xreplace({x: y, y: z, z: x}) for f in base]
+    got = rlct.from_ideal(renamed, (x, y, z))
+    assert got.exact and (got.lam, got.mult) == (sp.Rational(19, 30), 1)
+    prior = rlct.from_ideal(base, (x, y, z), (1, 0, 0))
+    assert prior.exact and (prior.lam, prior.mult) == (sp.Rational(23, 30), 1)
+
+
 def test_points_of_one_orbit_are_recognised_exactly() -> None:
     F = Fraction
     w = (4, 5, 7)
