@@ -31,8 +31,10 @@ from fractions import Fraction
 import flint
 import numpy as np
 import sympy as sp
+from sympy.polys.orderings import lex
 
 from .factor import factor_list
+from .groebner import bounded_groebner
 from .psd import form_matrix, psd_rank
 from .ranks import nullspace
 
@@ -221,11 +223,15 @@ def _zero_dimensional(polys: list[sp.Expr], ys: list[sp.Symbol]) -> bool | None:
     system = list(base)
     for attempt in range(4):
         if attempt == 1:
-            system = base + _radical_generators(base, [z, *ys])
+            radical = _radical_generators(base, [z, *ys])
+            if radical is None:
+                return None  # over rlct.groebner's limits: undecided
+            system = base + radical
         coeffs = [rng.randint(-9, 9) or 1 for _ in ys]
         form = u - sum(c * y for c, y in zip(coeffs, ys))
-        gb = sp.groebner([*system, form], z, *ys, u, order="lex")
-        exprs = list(gb.exprs)
+        exprs = bounded_groebner([*system, form], [z, *ys, u], lex)
+        if exprs is None:
+            return None  # a lex basis past rlct.groebner's limits (one ran for minutes)
         if exprs == [1]:
             return False
         if len(exprs) != len(ys) + 2:
@@ -249,13 +255,16 @@ def _solved_for(e: sp.Expr, v: sp.Symbol, gens: list[sp.Symbol]) -> bool:
     return p.coeff_monomial(v).is_number
 
 
-def _radical_generators(polys: list[sp.Expr], gens: list[sp.Symbol]) -> list[sp.Expr]:
-    """Square-free univariate eliminants (Seidenberg): with them a zero-dim ideal becomes radical."""
+def _radical_generators(polys: list[sp.Expr], gens: list[sp.Symbol]) -> list[sp.Expr] | None:
+    """Square-free univariate eliminants (Seidenberg): with them a zero-dim ideal becomes radical;
+    None where a lex basis is past :mod:`rlct.groebner`'s limits."""
     out = []
     for v in gens:
         order = [g for g in gens if g != v] + [v]
-        gb = sp.groebner(polys, *order, order="lex")
-        last = gb.exprs[-1]
+        basis = bounded_groebner(polys, order, lex)
+        if basis is None:
+            return None
+        last = basis[-1]
         if last.free_symbols <= {v}:
             out.append(sp.sqf_part(last))
     return out

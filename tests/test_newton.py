@@ -295,3 +295,23 @@ def test_negative_points_are_found_past_six_variables():
     point = negative_point(g, ws)
     assert point is not None and g.subs(point) < 0
     assert negative_point(sum(w**2 for w in ws), ws) is None
+
+
+def test_a_costly_torus_zero_question_is_left_undecided() -> None:
+    """⟨x₀x₂⁸ − 3x₁³x₂⁶ + 2x₁²x₂⁸, −3x₀³ + 2x₁³x₂⁶ − x₂¹²⟩ under |x₁| (a random quasi-homogeneous
+    draw): every monomial lies on the facet 4a + 2b + c = 12, whose torus-zero question sent
+    sympy's unbounded lex Gröbner basis past a minute. It is now asked within rlct.groebner's
+    limits and left undecided there, so the step claims no exact value; the ray t·(1, 2, 1) leaves
+    the polyhedron on the edge conv{(3, 0, 0), (0, 3, 6)} at t = 2 ((2, 1, 2) = ⅔(3, 0, 0) +
+    ⅓(0, 3, 6) ≤ (2, 4, 2)), so λ ≤ 1/(2t) = 1/4."""
+    x0, x1, x2 = gens = sp.symbols("x0:3")
+    polys = [
+        sp.Poly(x0 * x2**8 - 3 * x1**3 * x2**6 + 2 * x1**2 * x2**8, *gens),
+        sp.Poly(-3 * x0**3 + 2 * x1**3 * x2**6 - x2**12, *gens),
+    ]
+    got = ideal_step(polys, (sp.Integer(0), sp.Integer(1), sp.Integer(0))).result
+    assert not got.exact and got.upper == sp.Rational(1, 4)
+    facet = [
+        c for c in got.conditions if "(0, 0, 12), (0, 2, 8), (0, 3, 6), (1, 0, 8)" in c.statement
+    ]
+    assert len(facet) == 1 and facet[0].status is None
