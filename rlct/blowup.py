@@ -48,8 +48,10 @@ from .projective_zeros import real_projective_zeros
 from .result import RLCT, Condition
 
 __all__ = [
+    "MAX_PULLED_TERMS",
     "BlowUp",
     "PointChart",
+    "Solve",
     "blow_up_origin",
     "combine_points",
     "common_monomial",
@@ -60,6 +62,8 @@ __all__ = [
 
 MAX_PULLED_TERMS = 2_000  # terms of one generator after the chart's substitution
 MAX_VARIABLES = 8  # more are declined: the exceptional divisor's strata grow as 2^n
+
+Solve = Callable[[tuple[sp.Poly, ...], tuple[sp.Rational, ...]], RLCT]  # a point's ideal, solved
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,7 @@ class BlowUp:
             True,
         )
 
-    def solve_points(self, solve: Callable[[tuple[sp.Poly, ...], tuple], RLCT]) -> RLCT:
+    def solve_points(self, solve: Solve) -> RLCT:
         """:func:`combine_points` with each point solved by ``solve``."""
         return combine_points(self, [solve(p.generators, p.h) for p in self.points])
 

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
 import sympy as sp
 
-from .blowup import common_monomial, family_parts, least_over
+from .blowup import MAX_PULLED_TERMS, Solve, common_monomial, family_parts, least_over
 from .blowup_families import Family, chart_families
 from .blowup_line import LinePoint
 from .projective_zeros import MAX_FORM_DEGREE, MAX_FORM_TERMS, affine_zeros, too_costly
@@ -58,9 +58,6 @@ __all__ = [
 
 MAX_WEIGHTED_VARIABLES = 6  # charts are 2n at most; the curves' reading stops at four
 MAX_WEIGHT = 10_000  # larger weights are declined (exponents of u grow with them)
-Solve = Callable[[tuple[sp.Poly, ...], tuple[sp.Rational, ...]], RLCT]
-
-MAX_POINT_TERMS = 2_000  # terms of one generator moved to a special point
 
 
 @dataclass(frozen=True)
@@ -248,7 +245,7 @@ def _chart(
         moved = []
         for q, d in zip(g, degrees):
             poly = sp.Poly(u**d * sp.expand(q.xreplace(shift)), *gens, domain=sp.QQ)
-            if len(poly.terms()) > MAX_POINT_TERMS:
+            if len(poly.terms()) > MAX_PULLED_TERMS:
                 return None
             moved.append(poly)
         at = dict(zip(ys, point))

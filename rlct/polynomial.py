@@ -214,9 +214,10 @@ def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:
 def _after_blowup(
     polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], before: RLCT, blowups: int
 ) -> RLCT:
-    """Blow-ups of the origin, plain and weighted (:mod:`rlct.blowup`, :mod:`rlct.blowup_weighted`;
-    points solved a level deeper, or with no blow-up), then of coordinate lines (:func:`_after_lines`), for an ideal
-    with only the bounds ``before``; bounds intersected, ``before`` where every one declines."""
+    """For an ideal with only the bounds ``before``: blow-ups of the origin, plain
+    (:mod:`rlct.blowup`, points solved a level deeper) and weighted (:mod:`rlct.blowup_weighted`,
+    points solved with no blow-up), then of coordinate lines (:func:`_after_lines`); bounds
+    intersected, ``before`` where every one declines."""
     if blowups <= 0 or len(h) < 3:
         return before
     for blow_up, deeper in ((blow_up_origin, blowups - 1), (blow_up_weighted, 0)):
