@@ -29,8 +29,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import sympy as sp
+from sympy.polys.orderings import lex
 
 from .factor import factor_list
+from .groebner import bounded_groebner, is_zero_dimensional
 from .realzeros import certified_nonnegative
 
 __all__ = [
@@ -105,18 +107,20 @@ def affine_zeros(system: list[sp.Expr], ys: list[sp.Symbol]) -> list[Point] | No
         return [()]
     if not system:
         return None  # all of Q^len(ys)
-    basis = sp.groebner(system, *ys, order="lex", domain=sp.QQ)
-    if list(basis.exprs) == [1]:
+    basis = bounded_groebner(system, ys, lex)
+    if basis is None:
+        return None  # past the limits of rlct.groebner: undecided
+    if basis == [1]:
         return []
-    if not basis.is_zero_dimensional:
+    if not is_zero_dimensional(basis, ys, lex):
         return None
-    last = sp.Poly(basis.exprs[-1], ys[-1], domain=sp.QQ)
+    last = sp.Poly(basis[-1], ys[-1], domain=sp.QQ)
     values = _rational_real_roots(last)
     if values is None:
         return None
     out: list[Point] = []
     for r in values:
-        rest = [e.xreplace({ys[-1]: sp.Rational(r.numerator, r.denominator)}) for e in basis.exprs]
+        rest = [e.xreplace({ys[-1]: sp.Rational(r.numerator, r.denominator)}) for e in basis]
         sub = affine_zeros(rest, ys[:-1])
         if sub is None:
             return None

@@ -31,10 +31,10 @@ from fractions import Fraction
 import flint
 import numpy as np
 import sympy as sp
-from sympy.polys.orderings import lex
+from sympy.polys.orderings import grevlex, lex
 
 from .factor import factor_list
-from .groebner import bounded_groebner
+from .groebner import bounded_groebner, is_zero_dimensional
 from .psd import form_matrix, psd_rank
 from .ranks import nullspace
 
@@ -138,18 +138,18 @@ def _decide(
         return _univariate(polys, ys[0])
     z = sp.Dummy("z")
     saturating = z * sp.Mul(*ys) - 1
-    gb = sp.groebner([*polys, saturating], z, *ys, order="grevlex")
-    if list(gb.exprs) == [1]:
+    gb = bounded_groebner([*polys, saturating], [z, *ys], grevlex)  # None: past its limits
+    if gb == [1]:
         return False
     if nonnegative and len(polys) == 1 and certified_nonnegative(polys[0], ys):
         g = polys[0]
         polys = [g, *(sp.diff(g, y) for y in ys)]
-        gb = sp.groebner([*polys, saturating], z, *ys, order="grevlex")
-        if list(gb.exprs) == [1]:
+        gb = bounded_groebner([*polys, saturating], [z, *ys], grevlex)
+        if gb == [1]:
             return False
     elif len(polys) == 1 and _sign_change(polys[0], ys):
         return True
-    if gb.is_zero_dimensional:
+    if gb is not None and is_zero_dimensional(gb, [z, *ys], grevlex):
         return _zero_dimensional(polys, ys)
     if depth >= len(ys) - 1:
         return None

@@ -9,6 +9,7 @@ from sympy.polys.orderings import grevlex, lex
 
 from rlct.blowup_families import ELIMINATE_FIRST, _quotient
 from rlct.groebner import bounded_groebner, in_ideal, is_zero_dimensional
+from rlct.projective_zeros import affine_zeros
 
 X, Y, Z = sp.symbols("x y z")
 
@@ -69,3 +70,44 @@ def test_membership_and_zero_dimension_read_off_the_basis() -> None:
     assert not in_ideal(X - 1, basis, [X, Y], grevlex)
     assert not is_zero_dimensional(bounded_groebner([X * Y], [X, Y], grevlex), [X, Y], grevlex)
     assert not is_zero_dimensional([sp.Integer(1)], [X, Y], grevlex)
+
+
+def test_a_saturated_system_that_plain_buchberger_gave_up_on() -> None:
+    """⟨−3x³y⁶ + 2x²y⁸ + y⁸, 2x³y⁶ − y¹² − 3, zxy − 1⟩ (grevlex, z first), the torus-zero
+    question of ``rlct.realzeros`` for a face in two variables: the first version (pairs kept
+    until selected) passed 500 reductions; with Gebauer and Möller's criteria it is sympy's basis
+    of ten elements."""
+    z = sp.Symbol("z0")
+    system = [
+        -3 * X**3 * Y**6 + 2 * X**2 * Y**8 + Y**8,
+        2 * X**3 * Y**6 - Y**12 - 3,
+        z * X * Y - 1,
+    ]
+    basis = bounded_groebner(system, [z, X, Y], grevlex)
+    reference = sp.groebner(system, z, X, Y, order="grevlex", domain=sp.QQ).exprs
+    assert basis is not None and len(basis) == 10
+    assert [sp.expand(b) for b in basis] == [sp.expand(q) for q in reference]
+
+
+def test_large_input_coefficients_are_not_a_reason_to_decline() -> None:
+    """The bit limit counts growth beyond the inputs: (10²⁰⁰x − y)² + 1 with the saturation
+    has coefficients of about 1,330 bits from the start, which the first version (1,024 bits in
+    all) refused. Its basis is sympy's (not the unit ideal: the zeros are complex)."""
+    z = sp.Symbol("z0")
+    big = sp.Integer(10) ** 200
+    system = [sp.expand((big * X - Y) ** 2 + 1), z * X * Y - 1]
+    basis = bounded_groebner(system, [z, X, Y], grevlex)
+    reference = sp.groebner(system, z, X, Y, order="grevlex", domain=sp.QQ).exprs
+    assert basis is not None
+    assert [sp.expand(b) for b in basis] == [sp.expand(q) for q in reference]
+
+
+def test_callers_leave_a_basis_past_the_limits_undecided() -> None:
+    """The cyclic-6 system: ``affine_zeros`` (which had called sympy's unbounded lex basis)
+    returns None, "not decided", instead of computing for minutes."""
+    x = sp.symbols("x0:6")
+    system = [
+        sp.Add(*[sp.Mul(*[x[(i + j) % 6] for j in range(k)]) for i in range(6)])
+        for k in range(1, 6)
+    ] + [sp.Mul(*x) - 1]
+    assert affine_zeros(system, list(x)) is None
