@@ -229,7 +229,7 @@ def _chart(
     zeros = None  # fewer equations than unknowns: a curve or more, for the families
     if len(degrees_e) >= len(ys):
         if max(degrees_e) > MAX_FORM_DEGREE or too_costly(degrees_e, len(ys) + 1):
-            return None  # sympy's lex basis has no cost bound (rlct.projective_zeros)
+            return None  # sized as rlct.projective_zeros sizes its systems
         zeros = affine_zeros(on_e, ys)
     if zeros is None:
         strict = [sp.Poly(u ** (d - o) * q, *gens, domain=sp.QQ) for q, d in zip(g, degrees)]

@@ -3,7 +3,7 @@ they are finitely many rational points.
 
 Method. Every point of RP^(n−1) has a unique representative whose first non-zero coordinate is 1:
 x = (0, …, 0, 1, y_(i+1), …, y_n). For each i the affine system F(0, …, 0, 1, y) = 0 is decided by
-a lex Gröbner basis G over Q (Buchberger; sympy ``groebner``):
+a lex Gröbner basis G over Q (``rlct.groebner.bounded_groebner``; past its limits: declined):
 
 * G = [1]: no zero with first non-zero coordinate i (not even a complex one).
 * G zero-dimensional: its last element is univariate in y_n; each irreducible factor over Q of
