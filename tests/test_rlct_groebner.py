@@ -7,9 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy.polys.orderings import grevlex, lex
 
+import rlct.groebner
 from rlct.blowup_families import ELIMINATE_FIRST, _quotient
 from rlct.groebner import bounded_groebner, in_ideal, is_zero_dimensional
 from rlct.projective_zeros import affine_zeros
+from rlct.realzeros import has_real_torus_zero
 
 X, Y, Z = sp.symbols("x y z")
 
@@ -111,3 +113,14 @@ def test_callers_leave_a_basis_past_the_limits_undecided() -> None:
         for k in range(1, 6)
     ] + [sp.Mul(*x) - 1]
     assert affine_zeros(system, list(x)) is None
+
+
+def test_a_declined_basis_leaves_the_torus_question_undecided(monkeypatch) -> None:
+    """xy + x² − z² = xy + x² − 2z² = 0 forces z = 0: no zero on the torus (the saturated basis
+    is [1], so False). With the basis over the limits (none allowed) the answer is None,
+    "undecided", never False."""
+    system = [X * Y - Z**2 + X**2, X * Y - 2 * Z**2 + X**2]
+    face = [(1, 1, 0), (0, 0, 2), (2, 0, 0)]
+    assert has_real_torus_zero(system, [X, Y, Z], face, False) is False
+    monkeypatch.setattr(rlct.groebner, "MAX_REDUCTIONS", 0)
+    assert has_real_torus_zero(system, [X, Y, Z], face, False) is None
