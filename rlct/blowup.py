@@ -63,7 +63,8 @@ __all__ = [
 MAX_PULLED_TERMS = 2_000  # terms of one generator after the chart's substitution
 MAX_VARIABLES = 8  # more are declined: the exceptional divisor's strata grow as 2^n
 
-Solve = Callable[[tuple[sp.Poly, ...], tuple[sp.Rational, ...]], RLCT]  # a point's ideal, solved
+# A solver of an ideal: its generators and the prior's exponents h in, λ and m out.
+Solve = Callable[[Sequence[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
 
 @dataclass(frozen=True)

@@ -51,13 +51,11 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .blowup import common_monomial, divide_monomial
+from .blowup import Solve, common_monomial, divide_monomial
 from .newton import ideal_step
 from .result import RLCT, Condition
 from .scaling import scaling_weights
 from .straighten import monomial, straighten
-
-Solve = Callable[[list[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
 __all__ = [
     "MAX_CENTRES",

@@ -129,15 +129,13 @@ class _Buchberger:
         """Pairs (g, h): drop one whose lcm is a multiple of another candidate's (criterion M,
         coprime pairs kept for the moment), then the coprime ones (the product criterion)."""
         lcms = {g: monomial_lcm(mh, self.polys[g].LM) for g in sorted(self.basis)}
+        coprime = {g for g in lcms if monomial_mul(mh, self.polys[g].LM) == lcms[g]}
         kept: list[int] = []
-        for g in sorted(self.basis):
-            coprime = monomial_mul(mh, self.polys[g].LM) == lcms[g]
-            later = [p for p in lcms if p > g]
-            if coprime or not any(
-                monomial_divides(lcms[p], lcms[g]) for p in (*later, *kept) if p != g
-            ):
+        for g in lcms:
+            others = [*(p for p in lcms if p > g), *kept]
+            if g in coprime or not any(monomial_divides(lcms[p], lcms[g]) for p in others):
                 kept.append(g)
-        return {(g, new) for g in kept if monomial_mul(mh, self.polys[g].LM) != lcms[g]}
+        return {(g, new) for g in kept if g not in coprime}
 
     def _old_pairs_kept(self, mh: tuple[int, ...]) -> set[tuple[int, int]]:
         """A pair (g1, g2) stays unless LM(h) divides its lcm strictly on both sides (criterion B)."""

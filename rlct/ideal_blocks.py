@@ -17,19 +17,17 @@ x²·⟨b + ca, d + ea⟩ (the chart point of a blow-up, x free of the rest): λ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import sympy as sp
 
 from .blocks import block_names, combine_product, combine_sum, generator_blocks
-from .blowup import common_monomial, divide_monomial
+from .blowup import Solve, common_monomial, divide_monomial
 from .local_generators import local_generators
 from .newton import ideal_step
 from .result import RLCT
 
 __all__ = ["ideal_blocks", "monomial_factor_split"]
-
-Solve = Callable[[Sequence[sp.Poly], tuple[sp.Rational, ...]], RLCT]
 
 
 def ideal_blocks(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...], solve: Solve) -> RLCT | None:
