@@ -6,8 +6,10 @@ minutes in one ideal quotient of :mod:`rlct.blowup_families` (at most 24 input t
 selection strategy, Gebauer and Möller's pair criteria, full reduction of each S-polynomial by the
 current basis, then the reduced basis) that gives up, returning None, after ``MAX_REDUCTIONS``
 S-polynomials, or when more than ``MAX_BASIS`` polynomials would have been added, one of more than
-``MAX_TERMS`` terms or a coefficient of more than ``MAX_BITS`` bits beyond the largest input's;
-its caller then declines or leaves the question undecided, as it does at its other limits.
+``MAX_TERMS`` terms or a coefficient of more than ``MAX_BITS`` bits beyond the largest input's, or
+after ``MAX_WORK`` terms of divisors subtracted in the reductions (a count, so the same input is
+declined on every machine); its caller then declines or leaves the question undecided, as it does
+at its other limits.
 Within the limits the result is *the* reduced Gröbner basis (unique for the order), which
 ``sympy.groebner`` also returns. Every Gröbner basis in :mod:`rlct` goes through it.
 
@@ -16,14 +18,24 @@ elimination order; up to 5 variables): all equal to sympy's, in about the same t
 against sympy's 1.8 s). The first version kept every pair until it was selected (the product and
 chain criteria only) and needed more than 500 reductions for a saturated system in three
 variables that sympy finishes in 0.03 s; with the Gebauer–Möller update, 0.02 s. The cyclic-6
-system (lex) is declined in about a second. FLINT's ``buchberger_naive`` (python-flint) was tried
+system (lex) is declined in about a second.
+
+The reductions keep the dividend's terms in a heap by the order, each monomial's key computed
+once (``PolyElement.rem`` finds the leading term by a scan of all the terms, calling the order's
+key on each: on an elimination order that scan was nearly all of a slow decline's time). On
+599 random systems (one to three generators of one to four terms, degree ≤ 3 in each of 2–4
+variables, the three orders) the bases are the same as before, 572 equal to sympy's and 27
+declined, in 8 s instead of 76 s, the slowest decline 1.1 s instead of 21 s. On 2,100 such systems
+no basis that was found needed more than 303,000 terms subtracted (the test suite's, 69,000). FLINT's ``buchberger_naive`` (python-flint) was tried
 first: over Z its coefficients grow so fast that a 2,048-bit limit refused small three-variable
 ideals that sympy finishes in 0.05 s, and without it the cyclic-6 system ran for minutes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import sympy as sp
 from sympy.polys.monomials import monomial_div, monomial_divides, monomial_lcm, monomial_mul
@@ -35,6 +47,7 @@ __all__ = [
     "MAX_BITS",
     "MAX_REDUCTIONS",
     "MAX_TERMS",
+    "MAX_WORK",
     "bounded_groebner",
     "in_ideal",
     "is_zero_dimensional",
@@ -44,6 +57,11 @@ MAX_REDUCTIONS = 500  # S-polynomials reduced
 MAX_BASIS = 64  # polynomials added to the basis while it is built
 MAX_TERMS = 500  # terms of one of them
 MAX_BITS = 1_024  # bits of a coefficient's numerator or denominator beyond the inputs' largest
+MAX_WORK = 1_000_000  # terms of divisors subtracted, over all the reductions of one basis
+
+
+class _OverBudget(Exception):
+    """More than ``MAX_WORK`` terms subtracted in the reductions."""
 
 
 def bounded_groebner(
@@ -58,78 +76,102 @@ def bounded_groebner(
     if not inputs:
         return []
     work = _Buchberger(r, MAX_BITS + max(_bits(f) for f in inputs))
+    try:
+        return _run(work, inputs)
+    except _OverBudget:
+        return None
+
+
+def _run(work: _Buchberger, inputs: list[PolyElement]) -> list[sp.Expr] | None:
     start = work.interreduced(inputs)
     if start is None:
         return None
-    for f in sorted(start, key=lambda f: r.order(f.LM)):
+    for f in sorted(start, key=lambda f: work.rem.order(f.LM)):
         if not work.insert(f):
             return None
     for _ in range(MAX_REDUCTIONS):
         if not work.pairs:
             return [g.as_expr() for g in work.reduced()]
-        i, j = min(work.pairs, key=lambda p: (r.order(work.lcm(p)), p))
+        i, j = min(work.pairs, key=lambda p: (work.rem.order(work.lcm(p)), p))
         work.pairs.discard((i, j))
-        h = work.remainder(_s_polynomial(work.polys[i], work.polys[j]))
+        h = work.remainder(work.s_polynomial(i, j))
         if h and not work.insert(h):
             return None
     return None
 
 
+Lead = tuple[tuple[int, ...], Any, PolyElement]  # a divisor: its leading monomial and coefficient
+
+
+def _lead(g: PolyElement) -> Lead:
+    return g.LM, g.LC, g
+
+
 class _Buchberger:
-    """The state of Buchberger's algorithm: every polynomial kept (``polys``), the indices of the
-    current basis (``basis``) and the critical pairs left (``pairs``), updated by Gebauer and
-    Möller's criteria (Becker & Weispfenning, *Gröbner Bases*, 1993, §5.5)."""
+    """The state of Buchberger's algorithm: every polynomial kept (``polys``, with their leading
+    monomials and coefficients), the indices of the current basis (``basis``) and the critical
+    pairs left (``pairs``), updated by Gebauer and Möller's criteria (Becker & Weispfenning,
+    *Gröbner Bases*, 1993, §5.5)."""
 
     def __init__(self, r, max_bits: int) -> None:
         self.r, self.max_bits = r, max_bits
-        self.polys: list[PolyElement] = []
+        self.rem = _Remainder(r.order)
+        self.polys: list[Lead] = []
         self.basis: set[int] = set()
         self.pairs: set[tuple[int, int]] = set()
 
+    def lm(self, k: int) -> tuple[int, ...]:
+        return self.polys[k][0]
+
     def lcm(self, pair: tuple[int, int]) -> tuple[int, ...]:
-        return monomial_lcm(self.polys[pair[0]].LM, self.polys[pair[1]].LM)
+        return monomial_lcm(self.lm(pair[0]), self.lm(pair[1]))
 
     def fits(self, f: PolyElement) -> bool:
-        return len(f.terms()) <= MAX_TERMS and _bits(f) <= self.max_bits
+        return len(f) <= MAX_TERMS and _bits(f) <= self.max_bits
+
+    def s_polynomial(self, i: int, j: int) -> PolyElement:
+        (fm, _, f), (gm, _, g) = self.polys[i], self.polys[j]
+        lcm = monomial_lcm(fm, gm)
+        return f.mul_monom(monomial_div(lcm, fm)) - g.mul_monom(monomial_div(lcm, gm))
 
     def remainder(self, f: PolyElement) -> PolyElement:
         """f reduced by the basis, divisors by increasing leading monomial."""
-        divisors = sorted((self.polys[k] for k in self.basis), key=lambda g: self.r.order(g.LM))
-        return f.rem(divisors) if divisors else f
+        divisors = sorted((self.polys[k] for k in self.basis), key=lambda d: self.rem.order(d[0]))
+        return self.rem(f, divisors) if divisors else f
 
     def interreduced(self, fs: list[PolyElement]) -> list[PolyElement] | None:
         """Each generator reduced by those before it, repeated until nothing changes (at most
         ``MAX_REDUCTIONS`` passes); None past a limit."""
         for _ in range(MAX_REDUCTIONS):
-            out: list[PolyElement] = []
+            out: list[Lead] = []
             for f in fs:
-                h = f.rem(out) if out else f
+                h = self.rem(f, out) if out else f
                 if h:
                     if not self.fits(h):
                         return None
-                    out.append(h.monic())
-            if out == fs:
-                return out
-            fs = out
+                    out.append(_lead(h.monic()))
+            if [d[2] for d in out] == fs:
+                return fs
+            fs = [d[2] for d in out]
         return None
 
     def insert(self, h: PolyElement) -> bool:
         """Add h (monic) to the basis and update the pairs; False past a limit."""
         if len(self.polys) >= MAX_BASIS or not self.fits(h):
             return False
-        self.polys.append(h.monic())
+        self.polys.append(_lead(h.monic()))
         new = len(self.polys) - 1
-        mh = self.polys[new].LM
+        mh = self.lm(new)
         self.pairs = self._old_pairs_kept(mh) | self._new_pairs(new, mh)
-        self.basis = {k for k in self.basis if not monomial_divides(mh, self.polys[k].LM)}
+        self.basis = {k for k in self.basis if not monomial_divides(mh, self.lm(k))}
         self.basis.add(new)
         return True
 
     def _new_pairs(self, new: int, mh: tuple[int, ...]) -> set[tuple[int, int]]:
         """Pairs (g, h): drop one whose lcm is a multiple of another candidate's (criterion M,
         coprime pairs kept for the moment), then the coprime ones (the product criterion)."""
-        lcms = {g: monomial_lcm(mh, self.polys[g].LM) for g in sorted(self.basis)}
-        coprime = {g for g in lcms if monomial_mul(mh, self.polys[g].LM) == lcms[g]}
+        lcms = {g: monomial_lcm(mh, self.lm(g)) for g in sorted(self.basis)}
+        coprime = {g for g in lcms if monomial_mul(mh, self.lm(g)) == lcms[g]}
         kept: list[int] = []
         for g in lcms:
             others = [*(p for p in lcms if p > g), *kept]
@@ -144,8 +186,8 @@ class _Buchberger:
             lcm = self.lcm((g1, g2))
             if (
                 not monomial_divides(mh, lcm)
-                or monomial_lcm(self.polys[g1].LM, mh) == lcm
-                or monomial_lcm(self.polys[g2].LM, mh) == lcm
+                or monomial_lcm(self.lm(g1), mh) == lcm
+                or monomial_lcm(self.lm(g2), mh) == lcm
             ):
                 kept.add((g1, g2))
         return kept
@@ -156,15 +198,72 @@ class _Buchberger:
         out = []
         for k in self.basis:
             rest = [self.polys[j] for j in self.basis if j != k]
-            h = self.polys[k].rem(rest) if rest else self.polys[k]
+            g = self.polys[k][2]
+            h = self.rem(g, rest) if rest else g
             if h:
                 out.append(h.monic())
-        return sorted(out, key=lambda g: self.r.order(g.LM), reverse=True)
+        return sorted(out, key=lambda g: self.rem.order(g.LM), reverse=True)
 
 
-def _s_polynomial(f: PolyElement, g: PolyElement) -> PolyElement:
-    lcm = monomial_lcm(f.LM, g.LM)
-    return f.mul_monom(monomial_div(lcm, f.LM)) - g.mul_monom(monomial_div(lcm, g.LM))
+class _Remainder:
+    """The remainder of f on division by a list of divisors, as ``PolyElement.rem`` computes it
+    (the leading term reduced by the first divisor whose leading monomial divides it, or moved to
+    the remainder), with the terms in a heap by the order, each monomial's key computed once,
+    instead of a scan of all the terms at every step. It counts the divisors' terms subtracted
+    and raises ``_OverBudget`` past ``MAX_WORK`` in all."""
+
+    def __init__(self, order: Callable) -> None:
+        self._order, self.orders, self.keys, self.work = order, {}, {}, 0
+
+    def order(self, m: tuple[int, ...]) -> tuple:
+        """The order's key of monomial m, computed once."""
+        k = self.orders.get(m)
+        if k is None:
+            k = self.orders[m] = self._order(m)
+        return k
+
+    def key(self, m: tuple[int, ...]) -> tuple:
+        """Smallest first for the largest monomial: the order's key with every integer negated."""
+        k = self.keys.get(m)
+        if k is None:
+            k = self.keys[m] = (_negated(self.order(m)), m)
+        return k
+
+    def __call__(self, f: PolyElement, divisors: Sequence[Lead]) -> PolyElement:
+        zero = f.ring.domain.zero
+        terms, out = dict(f), f.ring.zero
+        heap = [self.key(m) for m in terms]
+        heapq.heapify(heap)
+        while heap:
+            m = heapq.heappop(heap)[1]
+            c = terms.pop(m, None)
+            if c is None:  # cancelled, or a second entry of a monomial already taken
+                continue
+            for lm, lc, g in divisors:
+                if monomial_divides(lm, m):
+                    q, c = monomial_div(m, lm), c / lc
+                    self.work += len(g)
+                    if self.work > MAX_WORK:
+                        raise _OverBudget
+                    for mg, cg in g.iterterms():
+                        m1 = monomial_mul(mg, q)
+                        if m1 == m:
+                            continue  # the leading term: cancelled exactly
+                        c1 = terms.get(m1, zero) - c * cg
+                        if c1:
+                            if m1 not in terms:
+                                heapq.heappush(heap, self.key(m1))
+                            terms[m1] = c1
+                        else:
+                            del terms[m1]
+                    break
+            else:
+                out[m] = c
+        return out
+
+
+def _negated(key):
+    return tuple(_negated(k) for k in key) if isinstance(key, tuple) else -key
 
 
 def _bits(f: PolyElement) -> int:

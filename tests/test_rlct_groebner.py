@@ -6,10 +6,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy.polys.orderings import grevlex, lex
+from sympy.polys.rings import ring
 
 import rlct.groebner
 from rlct.blowup_families import ELIMINATE_FIRST, _quotient
-from rlct.groebner import bounded_groebner, in_ideal, is_zero_dimensional
+from rlct.groebner import _lead, _Remainder, bounded_groebner, in_ideal, is_zero_dimensional
 from rlct.projective_zeros import affine_zeros
 from rlct.realzeros import has_real_torus_zero
 
@@ -32,6 +33,28 @@ def test_the_basis_is_sympys_reduced_basis(terms, order) -> None:
         return
     reference = sp.groebner(exprs, X, Y, Z, order=order, domain=sp.QQ)
     assert [sp.expand(b) for b in basis] == [sp.expand(q) for q in reference.exprs]
+
+
+@settings(max_examples=60, deadline=None)
+@given(polynomials, st.lists(polynomials, min_size=1, max_size=3), orders)
+def test_the_remainder_is_sympys_term_for_term(f, divisors, order) -> None:
+    """The heap of terms gives the remainder ``PolyElement.rem`` gives (the same division: the
+    leading term by the first divisor whose leading monomial divides it), coefficient for
+    coefficient, in three orders."""
+    r, *_ = ring([X, Y, Z], sp.QQ, order=order)
+    f_r, gs = r.from_dict(f), [r.from_dict(g) for g in divisors]
+    got = _Remainder(r.order)(f_r, [_lead(g) for g in gs])
+    assert dict(got) == dict(f_r.rem(gs))
+
+
+def test_past_the_work_limit_it_declines(monkeypatch) -> None:
+    """⟨x²y − z³ + 1, xy² − 2z, xz² − y³⟩ (lex) needs thousands of divisor terms subtracted in its
+    reductions: sympy's basis within ``MAX_WORK``, None where the limit is a hundred."""
+    system = [X**2 * Y - Z**3 + 1, X * Y**2 - 2 * Z, Z**2 * X - Y**3]
+    reference = sp.groebner(system, X, Y, Z, order=lex, domain=sp.QQ).exprs
+    assert [sp.expand(b) for b in bounded_groebner(system, [X, Y, Z], lex)] == reference
+    monkeypatch.setattr(rlct.groebner, "MAX_WORK", 100)
+    assert bounded_groebner(system, [X, Y, Z], lex) is None
 
 
 def test_rational_coefficients_and_the_first_generator_eliminated() -> None:
