@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -101,18 +102,64 @@ def test_sampler_pair_on_a_tiny_network():
     assert p.z == pytest.approx(
         (p.sgld.llc - p.mala.llc) / math.hypot(p.sgld.stderr, p.mala.stderr)
     )
+    assert p.hmc is None and math.isnan(p.z_hmc)
+
+
+def test_sampler_pair_with_the_hmc_reference():
+    """HMC on the same potential: a record with its own errors, and both differences from it."""
+    p = sampler_pair(
+        [1, 2, 1],
+        200,
+        num_chains=2,
+        sgld=dict(num_burnin=40, num_draws=80),
+        mala=dict(num_burnin=40, num_draws=80),
+        hmc=dict(num_burnin=20, num_draws=40),
+    )
+    assert p.hmc is not None and p.hmc.num_params == 7 and p.hmc.stderr > 0
+    assert p.hmc.nbeta == pytest.approx(p.sgld.nbeta)
+    assert p.z_hmc == pytest.approx(
+        (p.sgld.llc - p.hmc.llc) / math.hypot(p.sgld.stderr, p.hmc.stderr)
+    )
+    assert p.z_mala_hmc == pytest.approx(
+        (p.mala.llc - p.hmc.llc) / math.hypot(p.mala.stderr, p.hmc.stderr)
+    )
 
 
 def test_sampler_verdict_rule():
-    def pair(n, a, b, worst="none"):
-        return SamplerPair(
-            n, _pt(a, 0.1, worst, 1.0), _pt(b, 0.1, "none", 4.0), (a - b) / math.hypot(0.1, 0.1)
+    def pair(n, a, b, worst="none", hmc=None, mala_worst="none"):
+        p = SamplerPair(
+            n, _pt(a, 0.1, worst, 1.0), _pt(b, 0.1, mala_worst, 4.0), (a - b) / math.hypot(0.1, 0.1)
+        )
+        if hmc is None:
+            return p
+        h, h_worst = hmc
+        return dataclasses.replace(
+            p,
+            hmc=_pt(h, 0.1, h_worst, 8.0),
+            z_hmc=(a - h) / math.hypot(0.1, 0.1),
+            z_mala_hmc=(b - h) / math.hypot(0.1, 0.1),
         )
 
     v = sampler_verdict([pair(100, 1.0, 1.1), pair(1000, 2.0, 2.0)])
     assert v.outcome == "reproduced" and v.to_dict()["MALA time / SGLD time"] == 4.0
     assert sampler_verdict([pair(100, 1.0, 2.0)]).outcome == "not reproduced"
     assert sampler_verdict([pair(100, 1.0, 2.0, worst="error")]).outcome == "inconclusive"
+    # MALA flagged: inconclusive without HMC; with a clean HMC that agrees, reproduced after a
+    # correction (HMC stands in at that n only); a flagged HMC does not stand in
+    flagged = pair(1000, 2.0, 1.7, mala_worst="error")
+    assert sampler_verdict([pair(100, 1.0, 1.1), flagged]).outcome == "inconclusive"
+    swapped = pair(1000, 2.0, 1.7, mala_worst="error", hmc=(2.05, "warning"))
+    v = sampler_verdict([pair(100, 1.0, 1.1), swapped])
+    assert v.outcome == "reproduced after a correction"
+    assert "n = [1000]" in v.sentence and "HMC" in v.sentence
+    assert v.to_dict()["z(SGLD − HMC) at n = 1000"] == pytest.approx(-0.05 / math.hypot(0.1, 0.1))
+    assert v.to_dict()["HMC time / SGLD time"] == 8.0
+    far = pair(1000, 2.0, 1.7, mala_worst="error", hmc=(2.6, "none"))
+    assert sampler_verdict([pair(100, 1.0, 1.1), far]).outcome == "not reproduced"
+    bad_hmc = pair(1000, 2.0, 1.7, mala_worst="error", hmc=(2.0, "error"))
+    assert sampler_verdict([bad_hmc]).outcome == "inconclusive"
+    # a clean MALA stays the reference even where HMC disagrees with SGLD
+    assert sampler_verdict([pair(100, 1.0, 1.1, hmc=(3.0, "none"))]).outcome == "reproduced"
 
 
 # ---- claim 3: rescaling

@@ -48,13 +48,16 @@ class LLCPoint(Record):
         return self.worst != "error"
 
 
+def _severity(findings: Sequence[numeric.Finding]) -> tuple[str, str]:
+    """ "code (severity); …" and the worst severity ("none" where there is no finding)."""
+    order = {"info": 1, "warning": 2, "error": 3}
+    worst = max((f.severity for f in findings), key=lambda s: order.get(s, 0), default="none")
+    return "; ".join(f"{f.code} ({f.severity})" for f in findings), worst
+
+
 def point(est: numeric.LLCEstimate, step: int, seconds: float) -> LLCPoint:
     """The record of an estimate."""
-    order = {"info": 1, "warning": 2, "error": 3}
-    worst = max(
-        (f.severity for f in est.diagnostics), key=lambda s: order.get(s, 0), default="none"
-    )
-    findings = "; ".join(f"{f.code} ({f.severity})" for f in est.diagnostics)
+    findings, worst = _severity(est.diagnostics)
     return LLCPoint(
         step,
         est.mean,
@@ -68,6 +71,24 @@ def point(est: numeric.LLCEstimate, step: int, seconds: float) -> LLCPoint:
         worst,
         seconds,
         est.config.laplace_llc,
+    )
+
+
+def reference_point(ref: numeric.HMCReference, num_params: int, seconds: float) -> LLCPoint:
+    """The record of an HMC reference (``numeric.hmc_llc_potential``; no K(w*) is kept: nan)."""
+    findings, worst = _severity(ref.diagnostics)
+    return LLCPoint(
+        0,
+        ref.mean,
+        ref.stderr,
+        ref.ess,
+        ref.rhat,
+        ref.nbeta,
+        math.nan,
+        num_params,
+        findings,
+        worst,
+        seconds,
     )
 
 
