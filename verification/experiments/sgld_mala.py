@@ -173,7 +173,7 @@ def sampler_verdict(pairs: Sequence[SamplerPair], z_max: float = 3.0) -> Verdict
         return Verdict(CLAIM, "reproduced", tuple(nums), text + tail)
     text += (
         f" MALA has error findings at n = {swapped} (it creeps along the directions only γ "
-        "holds), so SGLD is compared there with HMC on the same loss, whose runs have none."
+        "holds), so SGLD is compared there with HMC on the same loss, whose runs have no error finding."
     )
     return Verdict(CLAIM, "reproduced after a correction", tuple(nums), text + tail)
 
