@@ -51,17 +51,15 @@ from numeric.errors import DivergenceError
 from numeric.findings import (
     DIVERGENT_ENERGY,
     Finding,
-    check_slow_mixing,
     divergent_trajectories,
     format_findings,
 )
 from numeric.memory import require_memory
 from numeric.options import as_seed, check_dtype, check_int, check_real, default_nbeta
 from numeric.potential import (
-    POSITION_MAX_RHAT,
-    POSITION_MIN_ESS,
     as_w_star,
     check_potential,
+    position_mixing,
     require_finite_gradient,
 )
 from numeric.potential_steps import Potential
@@ -195,25 +193,43 @@ def hmc_llc_potential(
             positions[:, it - num_burnin] = off.double().cpu().numpy()
             accepted += float(ok.double().mean())
             divergent += float(_divergent(last).double().mean())
+    return _reference(
+        trace,
+        positions,
+        accepted / num_draws,
+        divergent / num_draws,
+        (eps, tau, nbeta_v, gamma, float(target_acceptance)),
+        num_burnin,
+        per_coordinate,
+    )
+
+
+def _reference(
+    trace: np.ndarray,
+    positions: np.ndarray,
+    acceptance: float,
+    divergent: float,
+    settings: tuple[float, float, float, float, float],
+    num_burnin: int,
+    per_coordinate: bool,
+) -> HMCReference:
+    """The reference from the draws' traces [C, T] and positions [C, T, j] (the squared offsets
+    where ``per_coordinate``, else ‖w − w*‖²): statistics and findings. ``settings``: ε, τ, nβ,
+    γ and the target acceptance."""
+    eps, tau, nbeta, gamma, target_acceptance = settings
+    num_chains, num_draws, _ = positions.shape
     st = chain_stats(trace, 1.0)
-    divergent /= num_draws
     pos_ess, pos_rhat = direction_ess(positions), direction_rhat(positions)
     findings = standard_findings(trace, 1.0, st) + divergent_trajectories(
         divergent, target_acceptance
     )
-    findings += check_slow_mixing(
+    findings += position_mixing(
         pos_ess,
         pos_rhat,
+        per_coordinate=per_coordinate,
         num_burnin=num_burnin,
         num_draws=num_draws,
-        offer_preconditioner=False,
-        min_ess=POSITION_MIN_ESS,
-        max_rhat=POSITION_MAX_RHAT,
         num_chains=num_chains,
-        subject="the chains' positions (coordinates of w)"
-        if per_coordinate
-        else "the chains' positions (distance from w*)",
-        measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
     )
     return HMCReference(
         st.mean,
@@ -221,16 +237,16 @@ def hmc_llc_potential(
         st.per_chain,
         st.ess,
         st.rhat,
-        accepted / num_draws,
+        acceptance,
         eps,
         tau,
-        nbeta_v,
+        nbeta,
         gamma,
         num_draws,
         num_burnin,
         trace,
         divergent,
-        float(target_acceptance),
+        target_acceptance,
         pos_ess,
         pos_rhat,
         findings,

@@ -243,25 +243,45 @@ def _position_findings(
 ) -> list[Finding]:
     """The chains' positions: their mixing (coordinates of w, or ‖w − w*‖² in many dimensions)
     and their spread still growing through the draws (``numeric.spreading``)."""
-    d = target.w_star.numel()
-    per_coordinate = d <= MAX_TRACKED_COORDS
-    what = "coordinates of w" if per_coordinate else "distance from w*"
     pos_ess, pos_rhat = drawn.mixing
     return [
-        *check_slow_mixing(
+        *position_mixing(
             pos_ess,
             pos_rhat,
+            per_coordinate=target.w_star.numel() <= MAX_TRACKED_COORDS,
             num_burnin=warm.num_burnin,
             num_draws=int(drawn.num_draws),
-            offer_preconditioner=False,
-            min_ess=POSITION_MIN_ESS,
-            max_rhat=POSITION_MAX_RHAT,
             num_chains=int(alive.sum()),
-            subject=f"the chains' positions ({what})",
-            measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
         ),
         *check_spreading(drawn.spread, alive.cpu().numpy()),
     ]
+
+
+def position_mixing(
+    pos_ess: float,
+    pos_rhat: float,
+    *,
+    per_coordinate: bool,
+    num_burnin: int,
+    num_draws: int,
+    num_chains: int,
+) -> tuple[Finding, ...]:
+    """``slow_mixing`` of the chains' positions, from the least ESS and largest R-hat of the
+    squared offsets (w_i − w*_i)² (``per_coordinate``) or of ‖w − w*‖², at the positions'
+    thresholds (``POSITION_MIN_ESS``, ``POSITION_MAX_RHAT``)."""
+    what = "coordinates of w" if per_coordinate else "distance from w*"
+    return check_slow_mixing(
+        pos_ess,
+        pos_rhat,
+        num_burnin=num_burnin,
+        num_draws=num_draws,
+        offer_preconditioner=False,
+        min_ess=POSITION_MIN_ESS,
+        max_rhat=POSITION_MAX_RHAT,
+        num_chains=num_chains,
+        subject=f"the chains' positions ({what})",
+        measured="squared offsets w_i − w*_i" if per_coordinate else "‖w − w*‖²",
+    )
 
 
 def _prior(h: tuple[float, ...] | None, w: Tensor) -> Tensor | None:
