@@ -17,6 +17,7 @@ estimate carries an error finding (``sampler_verdict``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -114,14 +115,11 @@ def sampler_pair(
     t0 = time.perf_counter()
     ref = numeric.hmc_llc_potential(K, w_star, n, seed=seed, **{"num_chains": num_chains, **hmc})
     h = reference_point(ref, w_star.numel(), time.perf_counter() - t0)
-    return SamplerPair(
-        n,
-        s,
-        m,
-        pair.z,
-        h,
-        z_score(s.llc, s.stderr, h.llc, h.stderr),
-        z_score(m.llc, m.stderr, h.llc, h.stderr),
+    return dataclasses.replace(
+        pair,
+        hmc=h,
+        z_hmc=z_score(s.llc, s.stderr, h.llc, h.stderr),
+        z_mala_hmc=z_score(m.llc, m.stderr, h.llc, h.stderr),
     )
 
 
