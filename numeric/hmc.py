@@ -94,8 +94,8 @@ class HMCReference:
     # or of ‖w − w*‖² beyond ``MAX_TRACKED_COORDS`` parameters (as ``estimate_llc_potential``)
     position_ess: float
     position_rhat: float
-    diagnostics: tuple[Finding, ...]  # low ESS, chains that disagree, drift, divergences, slow
-    # positions
+    # low ESS, chains that disagree, drift, divergences, positions that mix slowly
+    diagnostics: tuple[Finding, ...]
 
     def __str__(self) -> str:
         head = (
