@@ -90,14 +90,13 @@ def test_mlp_potential_equals_the_module_loss():
     assert torch.allclose(K(torch.stack([w, 2 * w])), both)
 
 
+TINY_PAIR = dict(
+    num_chains=2, sgld=dict(num_burnin=40, num_draws=80), mala=dict(num_burnin=40, num_draws=80)
+)
+
+
 def test_sampler_pair_on_a_tiny_network():
-    p = sampler_pair(
-        [1, 2, 1],
-        200,
-        num_chains=2,
-        sgld=dict(num_burnin=40, num_draws=80),
-        mala=dict(num_burnin=40, num_draws=80),
-    )
+    p = sampler_pair([1, 2, 1], 200, **TINY_PAIR)
     assert p.n == 200 and p.sgld.num_params == p.mala.num_params == 7
     assert p.z == pytest.approx(
         (p.sgld.llc - p.mala.llc) / math.hypot(p.sgld.stderr, p.mala.stderr)
@@ -107,14 +106,7 @@ def test_sampler_pair_on_a_tiny_network():
 
 def test_sampler_pair_with_the_hmc_reference():
     """HMC on the same potential: a record with its own errors, and both differences from it."""
-    p = sampler_pair(
-        [1, 2, 1],
-        200,
-        num_chains=2,
-        sgld=dict(num_burnin=40, num_draws=80),
-        mala=dict(num_burnin=40, num_draws=80),
-        hmc=dict(num_burnin=20, num_draws=40),
-    )
+    p = sampler_pair([1, 2, 1], 200, **TINY_PAIR, hmc=dict(num_burnin=20, num_draws=40))
     assert p.hmc is not None and p.hmc.num_params == 7 and p.hmc.stderr > 0
     assert p.hmc.nbeta == pytest.approx(p.sgld.nbeta)
     assert p.z_hmc == pytest.approx(
