@@ -52,7 +52,7 @@ def lp_min(
 
 def _optimise(tab: list[list[Fraction]], basis: list[int], cost: list[Fraction]) -> None:
     """Pivot by Bland's rule until no reduced cost is negative (the tableau and basis in place)."""
-    width = len(tab[0]) - 1 if tab else 0
+    width = len(cost)
     while True:
         reduced = [
             cost[j] - sum(cost[v] * tab[i][j] for i, v in enumerate(basis)) for j in range(width)

@@ -43,6 +43,9 @@ def test_infeasible_redundant_and_unbounded_programmes() -> None:
     assert value == 0 and x == (0, 1)
     with pytest.raises(RLCTError, match="unbounded"):
         lp_min([-1, 0], [[1, -1]], [0])
+    assert lp_min([1, 2], [], []) == (0, (0, 0))  # no equation: the origin
+    with pytest.raises(RLCTError, match="unbounded"):
+        lp_min([-1, 2], [], [])
     with pytest.raises(InvalidShapeError, match="2 entries"):
         lp_min([1, 1], [[1]], [1])
 
