@@ -92,7 +92,7 @@ def dln_rows(
             rows.append(row)
             continue
         try:
-            p, est = dln_estimate(t, n, num_chains=chains, seed=i)
+            p, est = dln_estimate(t, n, num_chains=chains, seed=i, progress=True)
             laplace = est.config.laplace_llc
             row = {
                 **t.to_dict(),
