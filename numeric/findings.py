@@ -33,6 +33,14 @@ class Finding:
         return f"[{self.severity}] {self.code}: {self.message}"
 
 
+SEVERITY = {"info": 1, "warning": 2, "error": 3}  # a finding's severity, by rank
+
+
+def worst_severity(findings: Iterable[Finding]) -> str:
+    """The most severe of ``findings``: "none", "info", "warning" or "error"."""
+    return max((f.severity for f in findings), key=lambda s: SEVERITY.get(s, 0), default="none")
+
+
 def format_findings(findings: Iterable[Finding]) -> str:
     """One line per finding; ``"no findings"`` when there are none."""
     lines = [str(f) for f in findings]

@@ -12,12 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from numeric.findings import Finding
+from numeric.findings import Finding, worst_severity
 from numeric.result import LLCEstimate
 
 __all__ = ["LLCSeries"]
-
-_SEVERITY = {"info": 1, "warning": 2, "error": 3}
 
 
 @dataclass(frozen=True)
@@ -125,9 +123,7 @@ class LLCSeries:
 def _worst(est: LLCEstimate | None) -> str:
     if est is None:
         return "error"
-    return max(
-        (f.severity for f in est.diagnostics), key=lambda s: _SEVERITY.get(s, 0), default="none"
-    )
+    return worst_severity(est.diagnostics)
 
 
 def _record(

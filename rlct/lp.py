@@ -18,11 +18,11 @@ from .errors import InvalidShapeError, RLCTError
 
 __all__ = ["lp_min"]
 
-Rational = int | Fraction
+Exact = int | Fraction  # an exact rational input
 
 
 def lp_min(
-    c: Sequence[Rational], a: Sequence[Sequence[Rational]], b: Sequence[Rational]
+    c: Sequence[Exact], a: Sequence[Sequence[Exact]], b: Sequence[Exact]
 ) -> tuple[Fraction, tuple[Fraction, ...]] | None:
     """(min c·x, a minimising basic x) over A·x = b, x ≥ 0, in exact arithmetic; None where no
     x is feasible. Raises ``RLCTError`` where c·x is unbounded below on the feasible set (never

@@ -34,22 +34,17 @@ def scaling_weights(
         first, *rest = p.monoms()
         equal |= {tuple(a - b for a, b in zip(m, first)) for m in rest}
     diffs = sorted(equal)
-    free_set = set(free)
-    others = [i for i in range(n) if i not in free_set]
-    order = [*sorted(free_set), *others]  # columns: u (free), then p and q (the others)
-    rows = [[d[i] for i in order] + [-d[i] for i in others] for d in diffs]
-    rhs = [-sum(d[i] for i in free_set) for d in diffs]
-    cost = [1] * len(free_set) + [0] * (2 * len(others))
-    solved = lp_min(cost, rows, rhs)
+    fixed = sorted(set(free))  # w_i = 1 + u_i
+    signed = [i for i in range(n) if i not in fixed]  # w_i = p_i − q_i
+    rows = [[d[i] for i in fixed] + [d[i] for i in signed] + [-d[i] for i in signed] for d in diffs]
+    rhs = [-sum(d[i] for i in fixed) for d in diffs]
+    solved = lp_min([1] * len(fixed) + [0] * (2 * len(signed)), rows, rhs)
     if solved is None:
         return None
-    _, x = solved
-    w = dict(zip(sorted(free_set), (1 + v for v in x)))
-    k = len(free_set)
-    w.update({i: x[k + j] - x[k + len(others) + j] for j, i in enumerate(others)})
+    x = solved[1]
+    u, p, q = x[: len(fixed)], x[len(fixed) : n], x[n:]
+    w = dict(zip(fixed, (1 + v for v in u))) | {i: a - b for i, a, b in zip(signed, p, q)}
     weights = tuple(sp.Rational(w[i].numerator, w[i].denominator) for i in range(n))
     if any(sum(a * v for a, v in zip(d, weights)) != 0 for d in diffs):
-        return None  # not expected: the programme's point fails an equation, so no claim
-    if any(weights[i] < 1 for i in free_set):
-        return None
+        return None  # not expected (the programme is exact): a failing point makes no claim
     return weights

@@ -15,6 +15,7 @@ from typing import Any
 from torch import Tensor, nn
 
 import numeric
+from numeric.findings import worst_severity
 
 from ..errors import InvalidArgumentError
 from .records import Record
@@ -50,9 +51,8 @@ class LLCPoint(Record):
 
 def _severity(findings: Sequence[numeric.Finding]) -> tuple[str, str]:
     """ "code (severity); …" and the worst severity ("none" where there is no finding)."""
-    order = {"info": 1, "warning": 2, "error": 3}
-    worst = max((f.severity for f in findings), key=lambda s: order.get(s, 0), default="none")
-    return "; ".join(f"{f.code} ({f.severity})" for f in findings), worst
+    listed = "; ".join(f"{f.code} ({f.severity})" for f in findings)
+    return listed, worst_severity(findings)
 
 
 def point(est: numeric.LLCEstimate, step: int, seconds: float) -> LLCPoint:
