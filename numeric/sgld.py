@@ -50,6 +50,8 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
+from numeric.spectrum import LowRankRoot
+
 Integrator = Literal["euler", "lm", "baoab"]
 
 
@@ -178,7 +180,7 @@ def update(
     integrator: Integrator = "lm",
     friction: float | Tensor = math.inf,
     noise_scale: float = 1.0,
-    preconditioner: Tensor | None = None,
+    preconditioner: Tensor | LowRankRoot | None = None,
     with_norms: bool = False,
 ) -> tuple[SGLDState, SGLDInfo]:
     """The SGLD update given the gradient estimate ``ev`` at ``state`` and a fresh draw ``xi``.
@@ -192,7 +194,6 @@ def update(
         d = drift(
             w, ev.grad, nbeta=nbeta, gamma=gamma, center=center, prior_precision=prior_precision
         )
-        dz = d if preconditioner is None else d @ preconditioner  # S·d: the gradient in z
         scale = (step_size**0.5) * noise_scale
         new_noise = xi
         c: float | Tensor = 0.0  # the velocity BAOAB keeps; LM and Euler keep none
@@ -202,19 +203,25 @@ def update(
         elif integrator == "euler":
             inc = xi * scale
         elif integrator == "baoab":
-            h = step_size**0.5
             c = velocity_decay(step_size, friction)
             kick = xi * ((1.0 - c * c) ** 0.5 * noise_scale)  # √(1 − c²)·σ·ξ, used twice
-            inc = (state.noise * (1.0 + c)).add_(kick).mul_(0.5 * h)
-            new_noise = (state.noise - dz * h).mul_(c).add_(kick)
+            inc = (state.noise * (1.0 + c)).add_(kick).mul_(0.5 * step_size**0.5)
         else:
             raise ValueError(f"unknown integrator {integrator!r}")
         # −(ε/2)·d, plus BAOAB's second half-step along the kicked velocity, −c·(ε/2)·d
-        move = dz * (-0.5 * step_size * (1.0 + c))
-        if preconditioner is None:
-            new = (w + move).add_(inc)
+        k = -0.5 * step_size * (1.0 + c)
+        if isinstance(preconditioner, LowRankRoot):  # S·d and the step (k·S·d + inc)·S at once
+            dz, step_w = preconditioner.drift_and_step(d, inc, k)
+            new, move = w + step_w, dz * k
         else:
-            new = w + (move + inc) @ preconditioner
+            dz = d if preconditioner is None else d @ preconditioner  # S·d: the gradient in z
+            move = dz * k
+            if preconditioner is None:
+                new = (w + move).add_(inc)
+            else:
+                new = w + (move + inc) @ preconditioner
+        if integrator == "baoab":
+            new_noise = (state.noise - dz * step_size**0.5).mul_(c).add_(kick)
         if with_norms:  # move and inc are not needed after this
             drift_sq, noise_sq = move.square_().sum(-1), inc.square_().sum(-1)
         else:
@@ -237,7 +244,7 @@ def step(
     integrator: Integrator = "lm",
     friction: float = math.inf,
     noise_scale: float = 1.0,
-    preconditioner: Tensor | None = None,
+    preconditioner: Tensor | LowRankRoot | None = None,
     with_norms: bool = False,
 ) -> tuple[SGLDState, SGLDInfo]:
     """One SGLD step for all chains: ĝ from ``gradient_fn``, ξ from ``generator``, then ``update``.

@@ -70,9 +70,22 @@ class LowRankRoot:
     def __init__(self, basis: Tensor, values: Tensor, base: float) -> None:
         self.basis, self.values, self.base = basis, values, float(base)
         self._shift = (values - base).to(device=basis.device, dtype=basis.dtype)
+        self._scale = values.to(device=basis.device, dtype=basis.dtype)
 
     def __rmatmul__(self, v: Tensor) -> Tensor:
         return v * self.base + ((v @ self.basis) * self._shift) @ self.basis.T
+
+    def drift_and_step(self, d: Tensor, inc: Tensor, k: float | Tensor) -> tuple[Tensor, Tensor]:
+        """(d·A, (k·d·A + inc)·A), the sampler's two products, reading U twice instead of four
+        times (a step on a large model is bound by reading U): with p = d·U and q = inc·U,
+        (d·A)·U = p·a since UᵀU = I, so (k·d·A + inc)·U = k·p·a + q, and both products back
+        through Uᵀ are one [2C, k]·[k, D] product."""
+        p, q = torch.stack([d, inc]) @ self.basis
+        r = (p * self._scale).mul_(k).add_(q)
+        back_d, back_x = torch.stack([p * self._shift, r.mul_(self._shift)]) @ self.basis.T
+        dz = back_d.add_(d, alpha=self.base)
+        x = dz * k + inc
+        return dz, back_x.add_(x, alpha=self.base)
 
     def power(self, p: float) -> LowRankRoot:
         """A^p (same eigenvectors, eigenvalues to the power p)."""

@@ -102,6 +102,40 @@ def test_low_rank_root_is_the_square_root_of_its_square() -> None:
     torch.testing.assert_close(v @ s, v @ s.to_dense())
 
 
+def test_sgld_update_with_the_low_rank_root_equals_it_with_the_dense_matrix() -> None:
+    """The fused products (``drift_and_step``: U read twice, not four times) give the update that
+    the same preconditioner gives as a dense [D, D] matrix, for every integrator."""
+    from numeric.sgld import GradientEval, SGLDState, update
+
+    g = torch.Generator().manual_seed(5)
+    u, _ = torch.linalg.qr(torch.randn(40, 6, generator=g, dtype=DT))
+    root = LowRankRoot(u, torch.tensor([0.02, 0.1, 0.5, 2.0, 3.0, 7.0], dtype=DT), 0.3)
+    w, noise, xi, grad = (torch.randn(3, 40, generator=g, dtype=DT) for _ in range(4))
+    ev = GradientEval(torch.zeros(3, dtype=DT), torch.zeros(3, dtype=DT), grad, None)
+    for integrator in ("lm", "euler", "baoab"):
+        out = [
+            update(
+                SGLDState(w, noise),
+                ev,
+                xi,
+                step_size=1e-2,
+                nbeta=50.0,
+                gamma=2.0,
+                center=torch.zeros(40, dtype=DT),
+                integrator=integrator,
+                friction=3.0,
+                preconditioner=pre,
+                with_norms=True,
+            )
+            for pre in (root, root.to_dense())
+        ]
+        (fused, info_f), (dense, info_d) = out
+        torch.testing.assert_close(fused.position, dense.position)
+        torch.testing.assert_close(fused.noise, dense.noise)
+        torch.testing.assert_close(info_f.drift_sq, info_d.drift_sq)
+        assert not torch.equal(fused.position, w)
+
+
 def test_spectrum_of_a_deep_linear_network_equals_the_dense_hessian() -> None:
     """At the true parameter of a rank-1 deep linear network [3, 5, 6, 4] (D = 69) H has
     r(d_in + d_out − r) = 6 nonzero eigenvalues, several of them repeated: the deflated spectrum
