@@ -194,6 +194,15 @@ class Chains:
     def position(self) -> Tensor:
         return self.position_of(self.state)
 
+    def phase(self, label: str, steps: int | None = None) -> None:
+        """Start the progress bar afresh for the run's next phase: its name, and its length in
+        steps where known (the bar then fills towards the phase's end; an open count otherwise)."""
+        if self.pbar is None:
+            return
+        self.pbar.refresh()  # the phase that ends, as it ended (a log keeps each phase's tally)
+        self.pbar.set_description(f"SGLD {label}", refresh=False)
+        self.pbar.reset(total=None if steps is None else max(int(steps), 0))
+
     def advance(
         self,
         k: int,

@@ -211,6 +211,7 @@ def warm_up_potential(
     """Step size, the metric decision and burn-in (module docstring). ``mala``: the chains'
     MALA transition (its meter feeds dual averaging; with the metric its ``MetricTransition``
     twin replaces it)."""
+    chains.phase("warm-up: step size")
     tuning, rule = _adapt(chains, curvature, opts, gen, mala)
     metric, note, findings = False, "", ()
     if opts.metropolis:
@@ -219,6 +220,8 @@ def warm_up_potential(
             step = MetricTransition(mala.target, mala.gen, mala.meter)
             chains.block = stepwise_block(step, lambda s: s.position, mala.target.w_star)
     tail: Trace | None = None
+    fixed = None if opts.num_burnin is None else opts.num_burnin - chains.steps_done
+    chains.phase("burn-in", fixed)
     if opts.num_burnin is None:
         tail = burn_in_blocks(chains, tuning)
     elif opts.num_burnin > chains.steps_done:
@@ -242,6 +245,7 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
     def draws(k: int) -> Trace:
         """k draws in up to ``SNAPSHOTS`` pieces (each step draws its own numbers, so the pieces
         change nothing), keeping the positions after each for ``numeric.reach``."""
+        chains.phase("draws", k)
         piece, parts = math.ceil(k / SNAPSHOTS), []
         for s in range(0, k, piece):
             parts.append(

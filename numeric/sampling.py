@@ -170,6 +170,7 @@ class DataDraws:
         self.evaluations, self.stride = 0, 1
 
     def __call__(self, count: int) -> Trace:
+        self.chains.phase("draws", count)
         parts, done, every = [], 0, self.every
         while done < count:
             k = min(every, count - done) if every else count - done

@@ -90,6 +90,7 @@ def run_check(chains: Chains, tuning: Tuning, draws: Trace, kappa_min: float) ->
     half = tuning._replace(step_size=tuning.step_size / 2)
     efold = relax_steps(half, kappa_min)
     relax, count = check_lengths(draws.steps, e, int(alive.sum()), efold)
+    chains.phase("step check at ε/2", relax + count)
     chains.advance(relax, half)
     trace = chains.advance(count, half)
     at_step = float(delta.mean())
@@ -97,9 +98,11 @@ def run_check(chains: Chains, tuning: Tuning, draws: Trace, kappa_min: float) ->
         if not _relaxing(trace, chains.alive.cpu().numpy(), at_step):
             break
         keep = trace.steps // 2
+        chains.phase("step check at ε/2", count - keep)
         relax += trace.steps - keep
         rest = trace.window(trace.steps - keep)
         trace = Trace.join([rest, chains.advance(count - keep, half)])
+    chains.phase("step check back at ε", relax + count)
     chains.advance(relax, tuning)
     after = chains.advance(count, tuning)
     last = min(count, draws.steps)

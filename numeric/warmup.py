@@ -319,6 +319,7 @@ def warm_up(
     tuning = Tuning(math.nan, math.nan, plan.friction, plan.anchor_every)
     if opts.step_size is None:
         steps = ADAPT_STEPS if opts.num_burnin is None else min(ADAPT_STEPS, opts.num_burnin)
+        chains.phase("warm-up: step size", steps)
         tuning, v = adapt_step_size(
             chains, measure, tuning, v, steps, opts.step_scale, opts.max_step_size
         )
@@ -329,6 +330,8 @@ def warm_up(
             plan, tuning = new, tuning._replace(friction=new.friction)
     else:
         tuning, rule = tuning._replace(step_size=float(opts.step_size)), "given"
+    fixed = None if opts.num_burnin is None else opts.num_burnin - chains.steps_done
+    chains.phase("burn-in", fixed)
     if opts.num_burnin is None:
         tuning, tail = _burn_in_until_mixed(
             chains, plan, opts, tuning, v, measure=measure, heating=heating
