@@ -201,7 +201,7 @@ class Chains:
             return
         self.pbar.refresh()  # the phase that ends, as it ended (a log keeps each phase's tally)
         self.pbar.set_description(f"SGLD {label}", refresh=False)
-        self.pbar.reset(total=None if steps is None else max(int(steps), 0))
+        self.pbar.reset(total=math.inf if steps is None else max(int(steps), 0))  # inf: open
 
     def advance(
         self,
