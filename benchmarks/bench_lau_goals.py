@@ -36,6 +36,12 @@ from verification.experiments.dln import dln_estimate, dln_target, dln_target_hm
 from verification.experiments.networks import num_params, relu_mlp
 from verification.experiments.teachers import DLNTeacher, random_dln_teacher
 
+# the run's set-up, recorded with each row: what explains a step size or a slow direction
+RUN_CONFIG = (
+    "step_size", "step_size_rule", "curvature", "integrator", "friction", "preconditioner",
+    "condition_number", "relaxation_steps", "anchor_every",
+)  # fmt: skip
+
 
 def target_row(
     t: DLNTeacher, n: int, chains: int, seed: int, draws: int, reference: str = "mala"
@@ -105,6 +111,7 @@ def dln_rows(
                 "num_burnin": est.config.num_burnin,
                 "num_draws": est.config.num_draws,
                 "finding_values": {f.code: dict(f.values) for f in est.diagnostics},
+                "config": {k: getattr(est.config, k) for k in RUN_CONFIG},
             }
             if target == "also":
                 row.update(target_row(t, n, chains, i, target_draws, reference))
