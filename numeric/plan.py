@@ -68,13 +68,13 @@ from torch import Tensor
 
 from numeric import sgld
 from numeric.errors import InvalidInputError
+from numeric.lowrank import LowRankRoot
 from numeric.model import Problem, full_data_hessian
 from numeric.options import LLCOptions
 from numeric.precondition import MAX_DENSE_DIM, HessianInfo, hessian_info
 from numeric.spectrum import (
     LOWRANK_GAIN,
     NUM_SLOW,
-    LowRankRoot,
     SpectrumInfo,
     finite,
     hessian_spectrum,

@@ -50,7 +50,7 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
-from numeric.spectrum import LowRankRoot
+from numeric.lowrank import LowRankRoot
 
 Integrator = Literal["euler", "lm", "baoab"]
 

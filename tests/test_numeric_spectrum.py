@@ -11,10 +11,11 @@ from _devices import DEVICES
 
 import numeric
 from numeric.lanczos import lanczos
+from numeric.lowrank import LowRankRoot
 from numeric.model import full_data_hessian, setup_problem
 from numeric.options import LLCOptions
 from numeric.precondition import hessian_info
-from numeric.spectrum import LowRankRoot, deflated_spectrum, hessian_spectrum
+from numeric.spectrum import deflated_spectrum, hessian_spectrum
 
 DT = torch.float64
 
