@@ -17,7 +17,6 @@ class LowRankRoot:
     def __init__(self, basis: Tensor, values: Tensor, base: float) -> None:
         self.basis, self.values, self.base = basis, values, float(base)
         self._shift = (values - base).to(device=basis.device, dtype=basis.dtype)
-        self._scale = values.to(device=basis.device, dtype=basis.dtype)
 
     def __rmatmul__(self, v: Tensor) -> Tensor:
         return v * self.base + ((v @ self.basis) * self._shift) @ self.basis.T
@@ -28,8 +27,9 @@ class LowRankRoot:
         (d·A)·U = p·a since UᵀU = I, so (k·d·A + inc)·U = k·p·a + q, and both products back
         through Uᵀ are one [2C, k]·[k, D] product."""
         p, q = torch.stack([d, inc]) @ self.basis
-        r = (p * self._scale).mul_(k).add_(q)
-        back_d, back_x = torch.stack([p * self._shift, r.mul_(self._shift)]) @ self.basis.T
+        ps = p * self._shift
+        r = (ps + p * self.base).mul_(k).add_(q)  # p·a = p·(a − a₀) + a₀·p
+        back_d, back_x = torch.stack([ps, r.mul_(self._shift)]) @ self.basis.T
         dz = back_d.add_(d, alpha=self.base)
         x = dz * k + inc
         return dz, back_x.add_(x, alpha=self.base)

@@ -203,25 +203,28 @@ def update(
         elif integrator == "euler":
             inc = xi * scale
         elif integrator == "baoab":
+            h = step_size**0.5
             c = velocity_decay(step_size, friction)
             kick = xi * ((1.0 - c * c) ** 0.5 * noise_scale)  # √(1 − c²)·σ·ξ, used twice
-            inc = (state.noise * (1.0 + c)).add_(kick).mul_(0.5 * step_size**0.5)
+            inc = (state.noise * (1.0 + c)).add_(kick).mul_(0.5 * h)
         else:
             raise ValueError(f"unknown integrator {integrator!r}")
         # −(ε/2)·d, plus BAOAB's second half-step along the kicked velocity, −c·(ε/2)·d
         k = -0.5 * step_size * (1.0 + c)
-        if isinstance(preconditioner, LowRankRoot):  # S·d and the step (k·S·d + inc)·S at once
+        # dz = S·d, the gradient in z; the step (k·dz + inc)·S
+        if isinstance(preconditioner, LowRankRoot):  # both products at once
             dz, step_w = preconditioner.drift_and_step(d, inc, k)
             new, move = w + step_w, dz * k
-        else:
-            dz = d if preconditioner is None else d @ preconditioner  # S·d: the gradient in z
+        elif preconditioner is None:
+            dz = d
             move = dz * k
-            if preconditioner is None:
-                new = (w + move).add_(inc)
-            else:
-                new = w + (move + inc) @ preconditioner
+            new = (w + move).add_(inc)
+        else:
+            dz = d @ preconditioner
+            move = dz * k
+            new = w + (move + inc) @ preconditioner
         if integrator == "baoab":
-            new_noise = (state.noise - dz * step_size**0.5).mul_(c).add_(kick)
+            new_noise = (state.noise - dz * h).mul_(c).add_(kick)
         if with_norms:  # move and inc are not needed after this
             drift_sq, noise_sq = move.square_().sum(-1), inc.square_().sum(-1)
         else:
