@@ -105,6 +105,7 @@ def dln_rows(
                 **p.estimate.to_dict(),
                 "rel_error": p.rel_error,
                 "laplace_llc": laplace,
+                "laplace_llc_bounds": est.config.laplace_llc_bounds,
                 # nan where no direction is quadratic at w* (rank 0: the Laplace value is 0)
                 "rel_to_laplace": p.estimate.llc / laplace - 1 if laplace else float("nan"),
                 "step_check": to_plain(est.step_check),

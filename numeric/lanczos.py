@@ -21,7 +21,16 @@ exact eigenvalues.
 
 ``spectral_sum`` is stochastic Lanczos quadrature (Golub–Meurant; Ubaru, Chen & Saad 2017): with
 a random start q₁ = v/‖v‖, v ~ N(0, I), D·Σ_i τ_i²·f(θ_i) (τ_i = s_i[1]) is an unbiased-in-the-
-limit estimate of tr f(A) with the variance of one Hutchinson probe.
+limit estimate of tr f(A) with the variance of one Hutchinson probe. It is the m-node Gauss rule
+for q₁ᵀf(A)q₁, and ``radau_sum`` the (m + 1)-node Gauss–Radau rule with one node fixed at a ≤ the
+spectrum (T extended by a row whose diagonal φ makes a an eigenvalue: (T − aI)·δ = β_m²·e_m,
+φ = a + δ_m). Where every odd derivative of f is positive on the spectrum and every even one of
+order ≥ 2 negative, as for f(x) = x/(x + s) at x > −s, Gauss overestimates the quadratic form and
+Gauss–Radau underestimates it (Golub & Meurant, *Matrices, Moments and Quadrature*, 2010, ch. 6),
+so the two bracket it. The bracket is what a few dozen steps can say of a step-like f: on a
+4,000 × 4,000 matrix with 1,300 eigenvalues in 10⁻²–10³ and the rest 0, tr x/(x + 1/1086) is
+1,290; 32 steps give Gauss 3,927 and Gauss–Radau 979 (the null space's weight sits on a Ritz
+value of 0.02, which the Gauss rule counts in full).
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ class Ritz:
     products: int
     invariant: bool  # β vanished: the Ritz values are eigenvalues of A restricted to K_m
     space: int  # dimension of the space the run saw (D less the locked vectors)
+    alphas: Tensor  # [m] float64, T's diagonal
+    betas: Tensor  # [m] float64, T's off-diagonal and last β_m = ‖r‖ (0 when invariant)
 
     def converged(self, tol: float) -> Tensor:
         """Mask of the Ritz pairs with residual ≤ tol·max|θ| (relative to the spectrum's
@@ -61,6 +72,35 @@ class Ritz:
         """n·Σ τ_i²·f(θ_i), n = ``space``: stochastic Lanczos quadrature of tr f(A) on the
         space the run saw (module docstring)."""
         return float(self.space * (self.weights * f(self.values)).sum())
+
+    def radau_sum(self, f: Callable[[Tensor], Tensor], node: float, slack: float = 0.0) -> float:
+        """n·(Gauss–Radau rule for q₁ᵀf(A)q₁ with a node at ``node``), n = ``space`` (module
+        docstring): with ``spectral_sum`` a bracket of n·q₁ᵀf(A)q₁ where f's derivatives have the
+        signs named there and ``node`` is at most A's lowest eigenvalue. Ritz values down to
+        ``slack`` below ``node`` are taken for rounding (the node then moves ``slack`` below the
+        lowest); nan where one is lower (``node`` is then no bound). The Gauss rule where the
+        run was invariant."""
+        if self.invariant or float(self.betas[-1]) == 0.0:
+            return self.spectral_sum(f)
+        lowest = float(self.values[0])
+        if lowest < node - slack:
+            return math.nan
+        node = node if lowest >= node else lowest - slack
+        m = self.alphas.numel()
+        t = _tridiagonal(self.alphas, self.betas[: m - 1])
+        rhs = torch.zeros(m, dtype=torch.float64)
+        rhs[-1] = self.betas[-1] ** 2
+        shifted = t - node * torch.eye(m, dtype=torch.float64)
+        try:
+            delta = torch.linalg.solve(shifted, rhs)
+        except RuntimeError:  # ``node`` is a Ritz value: singular T − aI
+            return math.nan
+        ext = torch.zeros(m + 1, m + 1, dtype=torch.float64)
+        ext[:m, :m] = t
+        ext[m, m - 1] = ext[m - 1, m] = self.betas[-1]
+        ext[m, m] = node + delta[-1]
+        theta, s = torch.linalg.eigh(ext)
+        return float(self.space * (s[0, :].square() * f(theta)).sum())
 
 
 def lanczos(matvec: MatVec, start: Tensor, steps: int, locked: Tensor | None = None) -> Ritz:
@@ -109,15 +149,23 @@ def lanczos(matvec: MatVec, start: Tensor, steps: int, locked: Tensor | None = N
         betas.append(beta)
         q = r / beta
     m = len(alphas)
-    t = torch.diag(torch.tensor(alphas, dtype=torch.float64))
-    if m > 1:
-        off = torch.tensor(betas[: m - 1], dtype=torch.float64)
-        t = t + torch.diag(off, 1) + torch.diag(off, -1)
-    theta, s = torch.linalg.eigh(t)
+    diag = torch.tensor(alphas, dtype=torch.float64)
     last = 0.0 if invariant else beta
+    off = torch.tensor([*betas[: m - 1], last], dtype=torch.float64)
+    theta, s = torch.linalg.eigh(_tridiagonal(diag, off[: m - 1]))
     residuals = (last * s[-1, :]).abs()
     vectors = basis[:m].T @ s.to(device=basis.device, dtype=basis.dtype)
-    return Ritz(theta, vectors, residuals, s[0, :].square(), m, invariant or m == free, free)
+    return Ritz(
+        theta, vectors, residuals, s[0, :].square(), m, invariant or m == free, free, diag, off
+    )
+
+
+def _tridiagonal(diag: Tensor, off: Tensor) -> Tensor:
+    """The symmetric tridiagonal matrix with ``diag`` [m] and ``off`` [m − 1]."""
+    t = torch.diag(diag)
+    if off.numel():
+        t = t + torch.diag(off, 1) + torch.diag(off, -1)
+    return t
 
 
 def random_start(dim: int, generator: torch.Generator, like: Tensor) -> Tensor:

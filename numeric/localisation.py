@@ -60,19 +60,24 @@ MIXING_CODES = frozenset(
 def check_beyond_quadratic(
     llc: float,
     stderr: float,
-    laplace: float,
+    laplace: tuple[float, float],
     kappa_where: float,
     kappa_star: float,
     gamma: float,
     findings: tuple[Finding, ...] | list[Finding],
 ) -> tuple[Finding, ...]:
     """The chains left the region where the loss at w* is quadratic-like (module docstring).
-    ``kappa_where``: the (preconditioned) curvature the step size was chosen for, where the
-    chains went; ``kappa_star``: the same at w*; ``findings``: the run's other findings."""
-    if not (math.isfinite(llc) and math.isfinite(laplace) and laplace > 0):
+    ``laplace``: bounds (low, high) on the Laplace value (equal where it is exact; low nan where
+    there is none); ``kappa_where``: the (preconditioned) curvature the step size was chosen
+    for, where the chains went; ``kappa_star``: the same at w*; ``findings``: the run's other
+    findings."""
+    low, high = laplace
+    if not (math.isfinite(llc) and math.isfinite(high) and high > 0):
         return ()
-    gap = llc - laplace
-    departs = abs(gap) > max(DEPART * laplace, 3 * stderr)
+    low = low if math.isfinite(low) else 0.0
+    above = llc - high > max(DEPART * high, 3 * stderr)
+    below = low - llc > max(DEPART * low, 3 * stderr)
+    departs = above or below
     ratio = kappa_where / kappa_star if kappa_star > 0 else math.nan
     stiffer = math.isfinite(ratio) and ratio > STIFFER
     if not (departs or stiffer):
@@ -81,10 +86,17 @@ def check_beyond_quadratic(
         {f.code for f in findings if f.code in MIXING_CODES or f.code == "draws_capped"}
     )
     what = []
-    if departs:
+    if departs and low == high:
         what.append(
-            f"λ̂ = {llc:.4g} is {llc / laplace:.2g}× the Laplace value ½Σ nβh/(nβh + γ) = "
-            f"{laplace:.4g} of the quadratic approximation at w*"
+            f"λ̂ = {llc:.4g} is {llc / high:.2g}× the Laplace value ½Σ nβh/(nβh + γ) = "
+            f"{high:.4g} of the quadratic approximation at w*"
+        )
+    elif departs:
+        what.append(
+            f"λ̂ = {llc:.4g} is {llc / high if above else llc / low:.2g}× the "
+            f"{'upper' if above else 'lower'} bound on the Laplace value ½Σ nβh/(nβh + γ) of "
+            f"the quadratic approximation at w*, which Lanczos quadrature brackets in "
+            f"[{low:.4g}, {high:.4g}]"
         )
     if stiffer:
         what.append(
@@ -107,7 +119,7 @@ def check_beyond_quadratic(
                 f"them nearer w* and mixes faster (try gamma = {10 * gamma:g} and "
                 f"{100 * gamma:g}; λ̂ moves toward the Laplace value at that γ); for the "
                 "asymptotic λ of a singular model keep γ and run longer (num_draws, num_burnin)",
-                {"llc": llc, "laplace": laplace, "curvature_ratio": ratio, "gamma": gamma},
+                _values(llc, laplace, ratio, gamma),
             ),
         )
     return (
@@ -115,9 +127,27 @@ def check_beyond_quadratic(
             "beyond_quadratic",
             "info",
             head + " (the run mixed: λ̂ is a fair estimate at this γ)",
-            {"llc": llc, "laplace": laplace, "curvature_ratio": ratio, "gamma": gamma},
+            _values(llc, laplace, ratio, gamma),
         ),
     )
+
+
+def _values(
+    llc: float, laplace: tuple[float, float], ratio: float, gamma: float
+) -> dict[str, float]:
+    """The finding's numbers: ``laplace`` where its bounds pin it down (``spectrum.pinned``),
+    else nan, beside the bounds."""
+    from numeric.spectrum import pinned
+
+    low, high = laplace
+    return {
+        "llc": llc,
+        "laplace": pinned(laplace),
+        "laplace_low": low,
+        "laplace_high": high,
+        "curvature_ratio": ratio,
+        "gamma": gamma,
+    }
 
 
 def plan_beyond_quadratic(
@@ -131,7 +161,7 @@ def plan_beyond_quadratic(
     return check_beyond_quadratic(
         stats.mean,
         stats.stderr,
-        plan.hessian.laplace_llc(),
+        plan.hessian.laplace_bounds(),
         tuning.kappa,
         plan.stiffest_at_w_star(),
         gamma,

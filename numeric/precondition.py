@@ -72,6 +72,11 @@ class HessianInfo:
         h = self.nbeta * self.eigvals.clamp_min(0)
         return 0.5 * float((h / (h + self.floor)).sum())
 
+    def laplace_bounds(self) -> tuple[float, float]:
+        """(``laplace_llc``, ``laplace_llc``): the dense spectrum gives it exactly."""
+        value = self.laplace_llc()
+        return value, value
+
     def slow_directions(self, k: int) -> tuple[Tensor, Tensor]:
         """The k relevant eigenvectors of smallest curvature, [D, k], and their curvatures [k]."""
         idx = torch.nonzero(self.relevant).flatten()[:k]

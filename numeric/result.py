@@ -77,6 +77,9 @@ class LLCConfig:
     # e-folding steps of the slowest relevant direction (2/(ε·κ_min) for LM; sgld, precondition)
     relaxation_steps: float = float("nan")
     laplace_llc: float = float("nan")  # ½Σ nβh⁺/(nβh⁺ + γ + α), the quadratic approximation
+    # bounds on laplace_llc: equal where it is exact (dense Hessian); above 2,048 parameters
+    # Lanczos quadrature's (numeric.spectrum), and laplace_llc nan where they are wide
+    laplace_llc_bounds: tuple[float, float] = (float("nan"), float("nan"))
     metric_acceptance_rate: float = float("nan")  # of the position-dependent steps (potentials)
     anchor_every: int = 0  # steps between control-variate anchor refreshes (0: centred at w*)
     friction: float = float("nan")  # ξ of the BAOAB integrator (nan for the others)

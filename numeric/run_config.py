@@ -40,4 +40,5 @@ def run_config(
         condition_number=hinfo.condition_number,
         relaxation_steps=relax(tuning, plan.kappa_min),
         laplace_llc=hinfo.laplace_llc(),
+        laplace_llc_bounds=hinfo.laplace_bounds(),
     )

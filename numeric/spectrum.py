@@ -15,9 +15,10 @@ of ``precondition.HessianInfo``:
   is a continuum across the threshold (a trained network's bulk) these interior Ritz values stand
   for clusters of eigenvalues and their vectors for mixtures of the cluster's eigenvectors: still
   slow observables, and the smallest such θ a fair estimate of the softest relevant curvature;
-* the Laplace value ½·tr(nβH⁺(nβH⁺ + c)⁻¹) by Lanczos quadrature (one random probe: a
-  Hutchinson-size error, about ±√(2·count) for ``count`` relevant directions), and the condition
-  number (nβ·h_max + c)/(nβ·max(h_min, 0) + c);
+* the Laplace value ½·tr(nβH⁺(nβH⁺ + c)⁻¹) bracketed by Lanczos quadrature (``laplace_bounds``:
+  Gauss–Radau below, Gauss above, on one random probe with a Hutchinson-size error of about
+  ±√(2·count) for ``count`` relevant directions; ``laplace_llc`` where the bracket is narrow),
+  and the condition number (nβ·h_max + c)/(nβ·max(h_min, 0) + c);
 * the preconditioner (``LowRankRoot``): with the k converged top Ritz pairs (residual ≤
   ``CONVERGED_TOL``·θ) of curvature κ_i = nβ·θ_i + c above the threshold,
 
@@ -60,6 +61,8 @@ MAX_LOCKED = 128  # eigenvectors locked (and whitened) at most
 LOCKED_NUMBERS = 2**27  # ... and at most this many numbers (k·D) of them (512 MB of float32)
 CONVERGED_TOL = 0.05  # a Ritz pair is converged when its residual is at most this times |θ|
 LOWRANK_GAIN = 2.0  # "auto" uses the low-rank preconditioner when it divides κ_max by this much
+LAPLACE_TOL = 0.05  # ``laplace_llc`` is given where its bounds are within this of their midpoint
+ROUNDING = 1e-10  # Ritz values this far below 0 (relative to the largest) are rounding
 NUM_SLOW = 3  # slowest relevant directions whose mixing is measured (checked on H here)
 
 
@@ -120,17 +123,31 @@ class SpectrumInfo:
         """(nβ·h_max + c)/(nβ·max(h_min, 0) + c)."""
         return float(self._curv(self.values).max() / self._curv(self.values[:1])[0])
 
-    def laplace_llc(self) -> float:
-        """½·tr(nβH⁺(nβH⁺ + c)⁻¹): exact over the locked eigenpairs, Lanczos quadrature on the
-        complement (exact if that run's Krylov space is invariant and its start vector has
-        weight on every eigenvector there)."""
+    def laplace_bounds(self) -> tuple[float, float]:
+        """Bounds on ½·tr(nβH(nβH + c)⁻¹) where H ⪰ 0: exact over the locked eigenpairs, and on
+        their complement the Gauss–Radau rule with a node at 0 (below) and the Gauss rule
+        (above) of the last round's start vector (``Ritz.radau_sum``): the two bracket that
+        vector's quadratic form, itself a one-probe (Hutchinson) estimate of the trace, whose
+        own error is ≈ √(2n·p(1 − p)) for n directions of which a share p is relevant. Equal
+        where that run was invariant; the lower bound nan where a Ritz value is negative (then H
+        is not ⪰ 0; values down to ``ROUNDING`` of the largest |θ| below 0 are rounding)."""
         nb, c = self.nbeta, self.floor
 
         def f(t: Tensor) -> Tensor:
             h = nb * t.clamp_min(0)
             return h / (h + c)
 
-        return 0.5 * (float(f(self.locked_values).sum()) + self.rest.spectral_sum(f))
+        locked = float(f(self.locked_values).sum())
+        slack = ROUNDING * max(abs(self.highest), abs(self.lowest))
+        low = self.rest.radau_sum(f, 0.0, slack)
+        return 0.5 * (locked + low), 0.5 * (locked + self.rest.spectral_sum(f))
+
+    def laplace_llc(self) -> float:
+        """½·tr(nβH⁺(nβH⁺ + c)⁻¹) where ``laplace_bounds`` pin it to within ``LAPLACE_TOL`` of
+        their midpoint (the midpoint), else nan: Lanczos quadrature overestimates it wherever H
+        has a null space its few dozen nodes cannot resolve (module docstring of
+        ``numeric.lanczos``), and no number is better than a wrong one."""
+        return pinned(self.laplace_bounds())
 
     def _pairs(self) -> tuple[Tensor, Tensor, Tensor]:
         """(θ [m], vectors [D, m], whitened mask [m]) over locked and last-round pairs: locked
@@ -186,6 +203,14 @@ class SpectrumInfo:
         inv = (1.0 / self._curv(theta[white])).to(u.dtype)  # LowRankRoot moves it to u's device
         m = LowRankRoot(u, inv, 1.0 / self.rest_curvature())
         return m, m.power(0.5)
+
+
+def pinned(bounds: tuple[float, float]) -> float:
+    """The midpoint of ``bounds`` (low, high) where they lie within ``LAPLACE_TOL`` of it, else
+    nan: a value the bounds pin down, and none where they do not."""
+    low, high = bounds
+    mid = 0.5 * (low + high)
+    return mid if high - low <= 2 * LAPLACE_TOL * mid else math.nan
 
 
 def subset_hvp(
@@ -324,9 +349,7 @@ def deflated_spectrum(
         new = new[:room]
         vals = torch.cat([vals, ritz.values[new]])
         vecs = torch.cat([vecs, ritz.vectors[:, new]], 1)
-    rest = Ritz(
-        ritz.values, ritz.vectors, ritz.residuals, ritz.weights, used, ritz.invariant, ritz.space
-    )
+    rest = replace(ritz, products=used)
     return check_slowest(hvp, SpectrumInfo(vals, vecs, rest, nbeta, floor))
 
 

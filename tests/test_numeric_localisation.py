@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 import numeric
@@ -18,16 +19,32 @@ def test_check_beyond_quadratic_on_numbers() -> None:
     """Quiet when λ̂ is near the Laplace value and the curvature where the chains went is that at
     w*; info when they depart but the run mixed; a warning naming larger γ values when the run
     also has mixing findings."""
-    assert check_beyond_quadratic(2.05, 0.05, 2.0, 1.3, 1.0, 1.0, ()) == ()
-    (info,) = check_beyond_quadratic(4.3, 0.1, 2.94, 1.2, 1.0, 1.0, ())
+    assert check_beyond_quadratic(2.05, 0.05, (2.0, 2.0), 1.3, 1.0, 1.0, ()) == ()
+    (info,) = check_beyond_quadratic(4.3, 0.1, (2.94, 2.94), 1.2, 1.0, 1.0, ())
     assert (info.code, info.severity) == ("beyond_quadratic", "info")
     assert info.values["llc"] == 4.3 and info.values["laplace"] == 2.94
     capped = Finding("draws_capped", "warning", "")
-    (warn,) = check_beyond_quadratic(21.7, 0.8, 40.0, 900.0, 1.0, 1.0, (capped,))
+    (warn,) = check_beyond_quadratic(21.7, 0.8, (40.0, 40.0), 900.0, 1.0, 1.0, (capped,))
     assert warn.severity == "warning" and warn.values["curvature_ratio"] == 900.0
     assert "gamma = 10 and 100" in warn.message and "draws_capped" in warn.message
     # a departure within 3 standard errors is noise, not a finding
-    assert check_beyond_quadratic(2.8, 0.3, 2.0, 1.0, 1.0, 1.0, ()) == ()
+    assert check_beyond_quadratic(2.8, 0.3, (2.0, 2.0), 1.0, 1.0, 1.0, ()) == ()
+
+
+def test_check_beyond_quadratic_against_bounds_on_the_laplace_value() -> None:
+    """Above 2,048 parameters the Laplace value is bracketed (Lanczos quadrature): λ̂ inside the
+    bracket, or within 25% of its ends, departs from nothing; beyond an end it does, and the
+    finding names the bracket, with no single Laplace value (nan) beside the bounds."""
+    assert check_beyond_quadratic(11613.0, 24.0, (9000.0, 44063.0), 1.0, 1.0, 1.0, ()) == ()
+    assert check_beyond_quadratic(7000.0, 24.0, (9000.0, 44063.0), 1.0, 1.0, 1.0, ()) == ()
+    (low,) = check_beyond_quadratic(6000.0, 24.0, (9000.0, 44063.0), 1.0, 1.0, 1.0, ())
+    assert "lower bound" in low.message and "[9000, 4.406e+04]" in low.message
+    assert math.isnan(low.values["laplace"]) and low.values["laplace_low"] == 9000.0
+    (high,) = check_beyond_quadratic(60000.0, 24.0, (9000.0, 44063.0), 1.0, 1.0, 1.0, ())
+    assert "upper bound" in high.message and high.values["laplace_high"] == 44063.0
+    # bounds within 5% of their midpoint pin the value down
+    (near,) = check_beyond_quadratic(6.0, 0.1, (3.9, 4.1), 1.0, 1.0, 1.0, ())
+    assert near.values["laplace"] == pytest.approx(4.0)
 
 
 def test_singular_directions_beside_relevant_ones_are_reported() -> None:

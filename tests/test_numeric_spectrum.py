@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 from _devices import DEVICES
+from torch import Tensor
 
 import numeric
 from numeric.lanczos import lanczos
@@ -85,6 +86,66 @@ def test_lanczos_stops_on_an_invariant_krylov_space_and_deflation_finds_every_co
     torch.testing.assert_close(a @ u, u * info.locked_values, atol=1e-10, rtol=0)
     # the Laplace value ½Σ nβh/(nβh + γ) is then exact: 4·50/51 + 3·20/21 + 10/11, halved
     assert info.laplace_llc() == pytest.approx(0.5 * (4 * 50 / 51 + 3 * 20 / 21 + 10 / 11))
+
+
+def _null_space_operator(d: int, relevant: int, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """A [d, d] PSD matrix with ``relevant`` eigenvalues log-uniform in 10⁻²–10³ and the rest 0
+    (a singular w*'s Hessian: a null space beside a spread of curvatures), and its eigenvalues."""
+    g = torch.Generator().manual_seed(seed)
+    ev = torch.zeros(d, dtype=DT)
+    ev[:relevant] = 10 ** (5 * torch.rand(relevant, generator=g, dtype=DT) - 2)
+    q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=DT))
+    return (q * ev) @ q.T, ev
+
+
+def test_gauss_and_gauss_radau_bracket_the_quadratic_form() -> None:
+    """For f(x) = x/(x + s) and a PSD operator, the Gauss rule of a Lanczos run overestimates
+    q₁ᵀf(A)q₁ and the Gauss–Radau rule with a node at 0 underestimates it, at every length; on a
+    matrix with a null space the Gauss rule is far off (it counts the null space's weight on a
+    small positive Ritz value) and the bracket tightens as the run grows."""
+    a, _ = _null_space_operator(600, 200)
+    s = 1.0 / 1086
+
+    def f(t: Tensor) -> Tensor:
+        return t.clamp_min(0) / (t.clamp_min(0) + s)
+
+    start = torch.randn(600, generator=torch.Generator().manual_seed(1), dtype=DT)
+    q1 = start / start.norm()
+    vals, vecs = torch.linalg.eigh(a)
+    exact = 600 * float(((vecs.T @ q1).square() * f(vals)).sum())
+    widths = []
+    for steps in (8, 32, 128):
+        ritz = lanczos(lambda x: a @ x, start, steps)
+        low, high = ritz.radau_sum(f, 0.0, 1e-12), ritz.spectral_sum(f)
+        assert low <= exact + 1e-6 and exact <= high + 1e-6, (steps, low, exact, high)
+        widths.append(high - low)
+    assert widths[0] > widths[1] > widths[2]
+    assert widths[1] > 0.5 * exact  # 32 steps: the Gauss rule alone is no estimate here
+    # a negative Ritz value beyond the slack: 0 is no lower end of the spectrum, no bound
+    shifted = lanczos(lambda x: a @ x - 0.5 * x, start, 32)
+    assert math.isnan(shifted.radau_sum(f, 0.0, 1e-12))
+
+
+def test_laplace_value_is_bracketed_and_withheld_where_the_bracket_is_wide() -> None:
+    """``deflated_spectrum`` on a 2,400-parameter operator with a null space: its Laplace bounds
+    contain ½·Σ nβh/(nβh + 1) (up to the one probe's Hutchinson error) and are wide, so
+    ``laplace_llc`` is nan (Lanczos quadrature alone read 2–3× the truth); without a null space
+    (a bulk in 10⁻²–1) they are narrow and ``laplace_llc`` is the value."""
+    nbeta = 1086.0
+    w = torch.zeros(2400, dtype=DT)
+    a, ev = _null_space_operator(2400, 800)
+    exact = 0.5 * float((nbeta * ev / (nbeta * ev + 1)).sum())
+    info = deflated_spectrum(lambda v: a @ v, w, seed=0, nbeta=nbeta, gamma=1.0, alpha=0.0)
+    low, high = info.laplace_bounds()
+    probe = math.sqrt(2 * 2400 * 0.25)  # the Hutchinson probe's sd, at most, in trace units
+    assert low - probe <= exact <= high + probe, (low, exact, high)
+    assert high > 1.5 * exact and math.isnan(info.laplace_llc())
+    bulk = torch.logspace(-2, 0, 2400, dtype=DT)
+    info = deflated_spectrum(lambda v: bulk * v, w, seed=0, nbeta=nbeta, gamma=1.0, alpha=0.0)
+    exact = 0.5 * float((nbeta * bulk / (nbeta * bulk + 1)).sum())
+    assert info.laplace_llc() == pytest.approx(exact, abs=probe)
+    low, high = info.laplace_bounds()
+    assert high - low < 0.01 * exact
 
 
 def test_low_rank_root_is_the_square_root_of_its_square() -> None:
