@@ -10,6 +10,7 @@
   seeds and with a 4× longer run (draws and burn-in 4× the first run's automatic ones).
 
     python benchmarks/bench_lau_goals.py --networks 12 --min 100 --max 10000
+    python benchmarks/bench_lau_goals.py --networks 2 --pick 1 --min 90000 --max 120000 --gamma 10
     python benchmarks/bench_lau_goals.py --networks 0 --mlp 150
     python benchmarks/bench_lau_goals.py --networks 8 --min 100 --max 1000 --target only
     python benchmarks/bench_lau_goals.py --networks 8 --min 100 --max 1000 --target only \
@@ -83,6 +84,7 @@ def dln_rows(
     target_draws: int,
     reference: str = "mala",
     pick: set[int] | None = None,
+    gamma: float = 1.0,
 ) -> list[dict]:
     g = torch.Generator().manual_seed(2024)
     rows = []
@@ -98,12 +100,13 @@ def dln_rows(
             rows.append(row)
             continue
         try:
-            p, est = dln_estimate(t, n, num_chains=chains, seed=i, progress=True)
+            p, est = dln_estimate(t, n, num_chains=chains, seed=i, progress=True, gamma=gamma)
             laplace = est.config.laplace_llc
             row = {
                 **t.to_dict(),
                 **p.estimate.to_dict(),
                 "rel_error": p.rel_error,
+                "gamma": gamma,
                 "laplace_llc": laplace,
                 "laplace_llc_bounds": est.config.laplace_llc_bounds,
                 # nan where no direction is quadratic at w* (rank 0: the Laplace value is 0)
@@ -205,6 +208,7 @@ def main() -> None:
         help="the target's sampler: MALA, or Metropolis-adjusted HMC (--target-draws trajectories)",
     )
     ap.add_argument("--pick", default="", help="only these networks, by index: 1,4")
+    ap.add_argument("--gamma", type=float, default=1.0, help="the localisation γ (default 1)")
     ap.add_argument("--mlp", type=int, default=0, help="hidden width of the digits MLP (0: skip)")
     ap.add_argument("--train-steps", type=int, default=2000)
     ap.add_argument(
@@ -220,7 +224,16 @@ def main() -> None:
     out = {"args": vars(a), "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
     pick = {int(i) for i in a.pick.split(",")} if a.pick else None
     out["dln"] = dln_rows(
-        a.networks, a.min, a.max, a.n, a.chains, a.target, a.target_draws, a.reference, pick
+        a.networks,
+        a.min,
+        a.max,
+        a.n,
+        a.chains,
+        a.target,
+        a.target_draws,
+        a.reference,
+        pick,
+        a.gamma,
     )
     if a.mlp:
         runs = tuple(r.strip() for r in a.mlp_runs.split(","))
