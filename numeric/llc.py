@@ -344,7 +344,6 @@ def _estimate(
     target = SLOW_ESS if plan.track_positions else LOSS_ESS
     findings.extend(check_still_relaxing(drawn.ess_history, target))
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
-    findings = escalate(findings)
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
     checked = None
@@ -354,6 +353,7 @@ def _estimate(
         )
         findings.extend(found)
         summary = summary._replace(stats=stats or summary.stats)
+    findings = escalate(findings)
     shift = gradient_shift(plan.hessian, problem.g_star)
     findings.extend(
         check_gradient(

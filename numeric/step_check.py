@@ -25,7 +25,8 @@ the quarters of the draws 32.2, 31.8, 33.6, 36.7, then 37.9 at ε/2). Where λ̂
 check differs from λ̂ over the last draws by ``SIGNIFICANT`` standard errors (``trend``), the
 chains had not reached equilibrium and the ``drift_after_draws`` finding says so (an error where
 the trend exceeds ``UNSETTLED`` = 5% of λ̂: on a 9,765-parameter deep linear network λ̂ read
-637.3 ± 4.0 while the trend was +58.8 ± 8.0); no correction is
+637.3 ± 4.0 while the trend was +58.8 ± 8.0; and at any size where the chains are beyond the
+quadratic region with capped draws, ``spreading.escalate``); no correction is
 applied then (a drift that is not linear in time does not cancel from b: on the small-mode
 notebook's 74-52-59-32 linear network, λ = 1,150, a run at 950 with such a drift would have been
 "corrected" to 826).

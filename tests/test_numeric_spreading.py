@@ -56,6 +56,20 @@ def test_escalated_to_an_error_only_beyond_the_quadratic_region_with_capped_draw
         assert escalate(list(partial)) == list(partial)
 
 
+def test_drift_after_the_draws_is_escalated_like_spreading() -> None:
+    """λ̂ at ε still moving after the draws (the step check's ``drift_after_draws``), beyond the
+    quadratic region and with capped draws, is an error too; an error stays as it was (its
+    message not extended twice), and without both companions the warning stays a warning."""
+    drift = _finding("drift_after_draws")
+    others = [_finding("beyond_quadratic"), _finding("draws_capped"), _finding("low_ess")]
+    got = escalate([*others, drift])
+    assert [f.severity for f in got] == ["warning", "warning", "warning", "error"]
+    assert got[-1].message.startswith("drift_after_draws. Here the chains")
+    again = escalate(got)
+    assert again == got
+    assert escalate([others[0], drift]) == [others[0], drift]
+
+
 def test_growth_below_the_threshold_or_in_one_chain_only_is_not_reported() -> None:
     small = spreads(0.5 * GROWTH, noise=0.001)  # significant, but under GROWTH
     assert spread_growth(small)[1] > 3
