@@ -25,9 +25,9 @@ network 228-180-118-180-175 (rank 98, D = 115,020, λ = 15,677.5, m = 1, n = 10�
 defaults read 11,613 ± 24 (−26%) with a drift of +129 ± 35 (1.1% of λ̂, under the 5% at which
 the drift alone is an error), beyond the quadratic region (κ where the chains went 55× that at
 w*) and with draws the rules wanted 15× longer: an average over a moving trace, of a run 15×
-too short, in a region where λ̂ depends on how far the chains went, bounds nothing. Measured at a warning only: the two-layer 8-6-8 of
-full rank at n = 2,000 spread by 31% through its (uncapped) draws and read 28.89 ± 0.28 against
-HMC's 28.21 ± 0.15 (+2.4%). Both estimators hand ``Draws.spread`` to it: ``estimate_llc``
+too short, in a region where λ̂ depends on how far the chains went, bounds nothing. Measured at
+a warning only: the two-layer 8-6-8 of full rank at n = 2,000 spread by 31% through its
+(uncapped) draws and read 28.89 ± 0.28 against HMC's 28.21 ± 0.15 (+2.4%). Both estimators hand ``Draws.spread`` to it: ``estimate_llc``
 ‖w − w*‖² at its full-loss evaluations (``sampling``), ``estimate_llc_potential`` at every step
 (``potential_warmup``; a warning there: it has no ``beyond_quadratic``).
 """
