@@ -44,6 +44,7 @@ import math
 from typing import TYPE_CHECKING
 
 from numeric.findings import Finding
+from numeric.spectrum import pinned
 
 if TYPE_CHECKING:
     from numeric.plan import LLCPlan
@@ -86,18 +87,16 @@ def check_beyond_quadratic(
         {f.code for f in findings if f.code in MIXING_CODES or f.code == "draws_capped"}
     )
     what = []
-    if departs and low == high:
-        what.append(
-            f"λ̂ = {llc:.4g} is {llc / high:.2g}× the Laplace value ½Σ nβh/(nβh + γ) = "
-            f"{high:.4g} of the quadratic approximation at w*"
-        )
-    elif departs:
-        what.append(
-            f"λ̂ = {llc:.4g} is {llc / high if above else llc / low:.2g}× the "
-            f"{'upper' if above else 'lower'} bound on the Laplace value ½Σ nβh/(nβh + γ) of "
-            f"the quadratic approximation at w*, which Lanczos quadrature brackets in "
+    if departs:
+        ref = high if above else low
+        named = (
+            f"the Laplace value ½Σ nβh/(nβh + γ) = {high:.4g} of the quadratic approximation at w*"
+            if low == high
+            else f"the {'upper' if above else 'lower'} bound on the Laplace value ½Σ nβh/(nβh + γ)"
+            f" of the quadratic approximation at w*, which Lanczos quadrature brackets in "
             f"[{low:.4g}, {high:.4g}]"
         )
+        what.append(f"λ̂ = {llc:.4g} is {llc / ref:.2g}× {named}")
     if stiffer:
         what.append(
             f"the curvature where the chains went is {ratio:.3g}× the curvature at w* (so ε is "
@@ -137,8 +136,6 @@ def _values(
 ) -> dict[str, float]:
     """The finding's numbers: ``laplace`` where its bounds pin it down (``spectrum.pinned``),
     else nan, beside the bounds."""
-    from numeric.spectrum import pinned
-
     low, high = laplace
     return {
         "llc": llc,

@@ -9,6 +9,7 @@ from numeric.model import Problem
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
 from numeric.result import LLCConfig, run_fields
+from numeric.spectrum import pinned
 from numeric.types import Draws, Warmup
 from numeric.warmup import relax
 
@@ -20,6 +21,7 @@ def run_config(
 ) -> LLCConfig:
     """The ``LLCConfig`` of a finished run of ``estimate_llc``: what was chosen, and by which rule."""
     tuning, hinfo, w = warm.tuning, plan.hessian, problem.w_star
+    bounds = hinfo.laplace_bounds()  # equal where exact: pinned gives the value itself
     return LLCConfig(
         n=problem.n,
         nbeta=problem.nbeta,
@@ -39,6 +41,6 @@ def run_config(
         preconditioner=plan.preconditioner,
         condition_number=hinfo.condition_number,
         relaxation_steps=relax(tuning, plan.kappa_min),
-        laplace_llc=hinfo.laplace_llc(),
-        laplace_llc_bounds=hinfo.laplace_bounds(),
+        laplace_llc=pinned(bounds),
+        laplace_llc_bounds=bounds,
     )
