@@ -60,7 +60,7 @@ from numeric.result import (
 )
 from numeric.run_config import run_config
 from numeric.run_findings import reach_findings, slow_findings
-from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
+from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, rule_draws, sample
 from numeric.settle import draw_until_settled, retuner, settling_finding
 from numeric.spreading import escalate
 from numeric.step_check import check_bias, run_check
@@ -353,7 +353,8 @@ def _estimate(
         )
         findings.extend(found)
         summary = summary._replace(stats=stats or summary.stats)
-    findings = escalate(findings)
+    asked = rule_draws(warm, plan, opts.num_chains) if opts.num_draws is not None else None
+    findings = escalate(findings, None if asked is None else (asked, int(drawn.num_draws)))
     shift = gradient_shift(plan.hessian, problem.g_star)
     findings.extend(
         check_gradient(

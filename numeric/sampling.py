@@ -135,16 +135,23 @@ def check_still_relaxing(
 def choose_num_draws(
     warm: Warmup, plan: LLCPlan, opts: LLCOptions, num_chains: int
 ) -> tuple[int, int | None]:
-    """(draws per chain, draws the slowest direction asked for or None) (module docstring)."""
+    """(draws per chain, draws the slowest direction asked for or None) (module docstring);
+    given ``num_draws``, those and None."""
     if opts.num_draws is not None:
         return opts.num_draws, None
     tail = warm.tail
     num = draws_from_tail(tail, num_chains) if tail is not None and tail.steps >= 50 else 1000
-    t = relax(warm.tuning, plan.kappa_min)
-    if not math.isfinite(t):
+    wanted = rule_draws(warm, plan, num_chains)
+    if wanted is None:
         return num, None
-    wanted = math.ceil(SLOW_ESS * 2 * t / num_chains)
     return max(num, min(wanted, MAX_DRAWS)), wanted
+
+
+def rule_draws(warm: Warmup, plan: LLCPlan, num_chains: int) -> int | None:
+    """Draws per chain for ``SLOW_ESS`` effective samples of the slowest direction, 2·t/C each
+    (t its relaxation time in steps at the run's tuning); None where t is not finite."""
+    t = relax(warm.tuning, plan.kappa_min)
+    return math.ceil(SLOW_ESS * 2 * t / num_chains) if math.isfinite(t) else None
 
 
 class DataDraws:

@@ -18,8 +18,9 @@ per chain over the first and the last quarter of the draws, the growth g_c of ea
 G = mean(g)/mean(last quarter) and z = mean(g)/(sd(g)/√C), the chains being independent. From
 growth ``GROWTH`` at z ``SIGNIFICANT`` the ``spreading`` finding is a warning (the error bar does
 not hold the distance to equilibrium); ``escalate`` makes it an error where the chains are also
-beyond the quadratic region and the automatic lengths were capped (``draws_capped``: the
-estimator's own rules wanted a longer run), and likewise the step check's ``drift_after_draws``
+beyond the quadratic region and the run was shorter than the estimator's rules ask (automatic
+lengths capped, ``draws_capped``, or a given ``num_draws`` below what the slowest direction
+asks for, ``sampling.rule_draws``), and likewise the step check's ``drift_after_draws``
 (λ̂ at ε still moving after the draws), whatever the size of the drift: on the deep linear
 network 228-180-118-180-175 (rank 98, D = 115,020, λ = 15,677.5, m = 1, n = 10⁴, γ = 1) the
 defaults read 11,613 ± 24 (−26%) with a drift of +129 ± 35 (1.1% of λ̂, under the 5% at which
@@ -98,21 +99,31 @@ def check_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[Findi
     )
 
 
-def escalate(findings: list[Finding]) -> list[Finding]:
+def escalate(findings: list[Finding], short: tuple[int, int] | None = None) -> list[Finding]:
     """``findings`` with the ``TRANSIENT`` warnings (``spreading``, and the step check's
-    ``drift_after_draws``) made errors where ``beyond_quadratic`` and ``draws_capped`` are among
-    them too (module docstring)."""
+    ``drift_after_draws``) made errors where ``beyond_quadratic`` is among them and the run was
+    shorter than the estimator's rules ask: ``draws_capped`` among them (automatic lengths), or
+    ``short`` = (draws per chain the slowest direction asks for, draws given) with more asked
+    than given (``num_draws`` given; module docstring)."""
     codes = {f.code for f in findings}
-    if not {"beyond_quadratic", "draws_capped"} <= codes:
+    if "draws_capped" in codes:
+        why = "the run was shorter than its own rules asked (draws_capped)"
+    elif short is not None and short[0] > short[1]:
+        why = (
+            f"the run was shorter than the estimator's rules ask (≈ {short[0]} draws per chain "
+            f"for the slowest direction, num_draws = {short[1]} given)"
+        )
+    else:
+        return findings
+    if "beyond_quadratic" not in codes:
         return findings
     return [
         replace(
             f,
             severity="error",
             message=f.message
-            + ". Here the chains are beyond the quadratic region (beyond_quadratic) and the run "
-            "was shorter than its own rules asked (draws_capped): λ̂ averages a transient and "
-            "cannot be used as it is",
+            + f". Here the chains are beyond the quadratic region (beyond_quadratic) and {why}: "
+            "λ̂ averages a transient and cannot be used as it is",
         )
         if f.code in TRANSIENT and f.severity == "warning"
         else f

@@ -70,6 +70,19 @@ def test_drift_after_the_draws_is_escalated_like_spreading() -> None:
     assert escalate([others[0], drift]) == [others[0], drift]
 
 
+def test_a_given_num_draws_below_the_rule_escalates_like_capped_draws() -> None:
+    """With ``num_draws`` given there is no ``draws_capped``: the draws the slowest direction
+    asks for against those given decide, and the message names both numbers."""
+    (warn,) = check_spreading(spreads(0.5), np.ones(4, bool))
+    beyond = _finding("beyond_quadratic")
+    got = escalate([warn, beyond], short=(15_000, 2_000))
+    assert [f.severity for f in got] == ["error", "warning"]
+    assert "15000 draws per chain" in got[0].message and "num_draws = 2000" in got[0].message
+    for enough in ((2_000, 2_000), (500, 2_000)):
+        assert escalate([warn, beyond], short=enough) == [warn, beyond]
+    assert escalate([warn], short=(15_000, 2_000)) == [warn]
+
+
 def test_growth_below_the_threshold_or_in_one_chain_only_is_not_reported() -> None:
     small = spreads(0.5 * GROWTH, noise=0.001)  # significant, but under GROWTH
     assert spread_growth(small)[1] > 3
@@ -94,7 +107,9 @@ def test_diverged_chains_are_left_out_and_short_records_are_not_read() -> None:
 def test_chains_spreading_along_an_orbit_are_reported() -> None:
     est = dln_868(num_burnin=100, num_draws=2000)
     found = {f.code: f for f in est.diagnostics}
-    assert found["spreading"].severity == "warning"  # lengths given: nothing was capped
+    # lengths given, 2,000 draws where the slowest direction asks for ≈ 5,200: an error too
+    assert found["spreading"].severity == "error"
+    assert "num_draws = 2000 given" in found["spreading"].message
     assert found["spreading"].values["growth"] > 0.3
     # the chains still spreading: beyond_quadratic no longer says "the run mixed"
     assert found["beyond_quadratic"].severity == "warning"
