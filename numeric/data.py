@@ -211,3 +211,14 @@ def signature(data: Any) -> tuple | None:
     if not all(isinstance(x, Tensor) for x in items):
         return None
     return tuple((tuple(x.shape), x.dtype, str(x.device)) for x in items)
+
+
+def draw_indices(
+    n: int, shape: tuple[int, ...], gen: torch.Generator, device: torch.device
+) -> torch.Tensor:
+    """Minibatch indices of ``shape`` (batch size last) uniform on [0, n) with replacement; a
+    batch of all n samples is the full data, 0..n − 1 in order for each (a broadcast view, nothing
+    drawn from ``gen``): full-batch gradients are exact, with no minibatch noise."""
+    if shape[-1] == n:
+        return torch.arange(n, device=device).expand(shape)
+    return torch.randint(n, shape, generator=gen, device=device)

@@ -42,7 +42,7 @@ from torch import Tensor
 from numeric import sgld
 from numeric._inductor import small_matmul_backend
 from numeric._params import ParamSpec
-from numeric.data import Gatherer, signature
+from numeric.data import Gatherer, draw_indices, signature
 from numeric.gradients import FlatLoss, make_gradient, make_paired_gradient
 from numeric.heap import HeapTrimmer
 from numeric.types import ALL, BlockNoise, Constants, KernelSpec, Record, Trace
@@ -58,8 +58,9 @@ CACHE_SIZE = 16  # compiled kernels kept per process (least recently used droppe
 def draw_block(
     gen: torch.Generator, steps: int, chains: int, n: int, batch: int, like: Tensor
 ) -> BlockNoise:
-    """Indices uniform on [0, n) with replacement, one minibatch per chain and step; ξ ~ N(0, I)."""
-    idx = torch.randint(n, (steps, chains, batch), generator=gen, device=like.device)
+    """Indices uniform on [0, n) with replacement, one minibatch per chain and step (the full
+    data where ``batch`` = n: ``data.draw_indices``); ξ ~ N(0, I)."""
+    idx = draw_indices(n, (steps, chains, batch), gen, like.device)
     xi = torch.randn(
         (steps, chains, like.shape[-1]), generator=gen, device=like.device, dtype=like.dtype
     )

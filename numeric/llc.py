@@ -22,6 +22,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``settle``            the draws made burn-in while the chains still spread away from w*
 ``step_check``        the chains continued at ε/2 and back at ε: the step's bias, λ₀ at ε → 0
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
+``batching``          where the full batch would mix cheaper than heated minibatches
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
 """
@@ -36,6 +37,7 @@ import torch
 from torch import Tensor
 
 from numeric import sgld
+from numeric.batching import check_batch_heating
 from numeric.chains import Chains, default_progress
 from numeric.cooling import cooled_plan, cooler_options, heating_finding
 from numeric.critical import check_gradient, gradient_shift
@@ -120,9 +122,17 @@ def estimate_llc(
     the diverged chains are dropped and reported, and the error comes when none is left); with
     the automatic ε the run first restarts from w* with at most a quarter of the diverged run's
     ε (``restarts.restart_options``). The full-data estimate evaluates L_n at the chains every
-    ``full_loss_every`` steps (default ⌈n/B⌉, at most draws/10; about one more forward pass per
+    ``full_loss_every`` steps (default ⌈n/B⌉ for minibatches of ``batch_size`` B, at most draws/10; about one more forward pass per
     step; 0 turns it off). The noise is drawn in blocks that end at these evaluations, so another
     ``full_loss_every`` gives other chains from the same seed (as valid, not the same bits).
+
+    ``batch_size`` B (default min(n, 256)): each chain's minibatch per step, drawn with
+    replacement; B = n is the full data at every step (``data.draw_indices``): ĝ = ∇L_n(w)
+    exactly (``config.gradient`` "exact"; no control variate, no anchors), at n/B times a
+    minibatch step's cost, and no minibatch heating, so BAOAB's friction stays at critical
+    damping. Where the heating raises the friction far above it, the slow directions relax that
+    many times slower, and a larger B with replacement does not help (ξ falls as 1/B, the cost
+    per step rises as B): then the full batch can be cheaper (``batch_heating`` finding).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
@@ -331,7 +341,7 @@ def _estimate(
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions, positions,
     draws capped, still spreading, still relaxing, beyond the quadratic region, unreached regions,
-    step-size bias, the gradient at w*: in that order), the configuration, and the extrapolation
+    heated minibatches, step-size bias, the gradient at w*: in that order), the configuration, and the extrapolation
     to ε → 0 where the step-size check found a significant bias (``numeric.step_check``)."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
@@ -346,6 +356,7 @@ def _estimate(
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
+    findings.extend(check_batch_heating(plan, tuning, problem.n, problem.batch_size))
     checked = None
     if drawn.check is not None:
         checked, stats, found = check_bias(

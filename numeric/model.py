@@ -18,7 +18,7 @@ from torch import Tensor
 from torch.func import vmap
 
 from numeric._params import ParamSpec, flatten_params
-from numeric.data import data_len, non_finite_parts, signature, take, to_device
+from numeric.data import data_len, draw_indices, non_finite_parts, signature, take, to_device
 from numeric.data_input import as_data
 from numeric.errors import InvalidInputError
 from numeric.loss_checks import check_loss, full_grad_at_w_star
@@ -57,7 +57,7 @@ class DataModel:
         self.shared_batch = vmap(f, in_dims=(0, None), randomness="different")
 
     def indices(self, c: int, gen: torch.Generator, device: torch.device) -> Tensor:
-        return torch.randint(self.n, (c, self.batch), generator=gen, device=device)
+        return draw_indices(self.n, (c, self.batch), gen, device)
 
     def hvp_at(
         self, w: Tensor, gen: torch.Generator, *, difference: bool = False
@@ -248,7 +248,7 @@ def setup_problem(
     if bsz > n:
         raise InvalidInputError(
             f"batch_size = {bsz} is more than the n = {n} samples of the data (minibatches are "
-            "drawn with replacement; use at most n)"
+            "drawn with replacement; batch_size = n uses the full data at every step)"
         )
     check_memory(opts, w_star, n, bsz, data)
     data = to_device(data, w_star.device, w_star.dtype)

@@ -187,7 +187,7 @@ def _hessian_rule(
     d = problem.dim
     automatic = (
         opts.preconditioner == "auto"
-        and opts.gradient == "control_variate"
+        and (opts.gradient == "control_variate" or problem.batch_size == problem.n)
         and opts.step_size is None
     )
     info: CurvatureInfo
@@ -232,6 +232,18 @@ def _slowest(info: CurvatureInfo, kind: str, curvatures: Tensor) -> float:
     return float(curvatures[0])
 
 
+def slowest_curvature(kappa_min: float, kappa_flat: float, track_positions: bool) -> float:
+    """The curvature BAOAB's default friction damps critically: the slowest relevant direction's,
+    or the flat directions' where the positions are tracked (or no direction is relevant)."""
+    return kappa_min if kappa_min > 0 and not track_positions else kappa_flat
+
+
+def critical_friction(kappa_min: float, kappa_flat: float, track_positions: bool) -> float:
+    """ξ₀ = 2√κ of ``slowest_curvature`` (2 where that is not positive)."""
+    slowest = slowest_curvature(kappa_min, kappa_flat, track_positions)
+    return 2.0 * math.sqrt(slowest) if slowest > 0 else 2.0
+
+
 def rule_friction(critical: float, opts: LLCOptions) -> float:
     """BAOAB's friction: the given one, else ``critical`` damping raised to the heating
     restart's least friction (``opts.min_friction``, ``numeric.cooling``)."""
@@ -265,13 +277,12 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
         integrator = "baoab" if track_positions else "lm"
     friction = math.inf  # LM is BAOAB's ξ = ∞
     if integrator == "baoab":  # default: critical damping of the slowest directions
-        slowest = kappa_min if kappa_min > 0 and not track_positions else kappa_flat
-        critical = 2.0 * math.sqrt(slowest) if slowest > 0 else 2.0
-        friction = rule_friction(critical, opts)
-    cv = opts.gradient == "control_variate"
+        friction = rule_friction(critical_friction(kappa_min, kappa_flat, track_positions), opts)
+    # full batch: ĝ = ∇L_n(w) exactly, which the control variate would compute twice
+    cv = opts.gradient == "control_variate" and bsz < problem.n
     epoch = 8 * math.ceil(problem.n / bsz / 8)
     anchors_auto = opts.anchor_every is None and cv and track_positions
-    anchor_every = opts.anchor_every
+    anchor_every = opts.anchor_every if cv else 0  # full batch: no noise for anchors to remove
     if anchor_every is None:
         often = 8 * math.ceil(problem.n / (3 * bsz) / 8)
         anchor_every = (often if integrator == "baoab" else epoch) if anchors_auto else 0
