@@ -250,6 +250,12 @@ def setup_problem(
             f"batch_size = {bsz} is more than the n = {n} samples of the data (minibatches are "
             "drawn with replacement; batch_size = n uses the full data at every step)"
         )
+    if bsz == n and opts.anchor_every:
+        raise InvalidInputError(
+            f"anchor_every = {opts.anchor_every} applies to minibatch gradients; batch_size = n "
+            f"= {n} uses the full data (exact gradients, no control variate to anchor): pass "
+            "anchor_every=None or 0, or a smaller batch_size"
+        )
     check_memory(opts, w_star, n, bsz, data)
     data = to_device(data, w_star.device, w_star.dtype)
     if opts.compile and signature(data) is None:

@@ -51,6 +51,12 @@ def test_full_batch_keeps_critical_friction_where_minibatches_raise_it() -> None
     assert "heating_restart" not in {f.code for f in full.diagnostics}
 
 
+def test_anchors_with_the_full_batch_are_refused_not_dropped() -> None:
+    loss_fn, w_star, data = _product_regression(200, 0)
+    with pytest.raises(numeric.InvalidInputError, match="anchor_every = 16 applies to minibatch"):
+        numeric.estimate_llc(loss_fn, w_star, data, batch_size=200, anchor_every=16)
+
+
 def test_full_batch_recovers_the_exact_target_of_a_regular_model() -> None:
     """Linear regression, d = 4: with exact gradients the estimate is on the exact finite-nβ
     target, and the minibatch losses are the full-data losses (one and the same λ̂)."""
