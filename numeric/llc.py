@@ -122,17 +122,19 @@ def estimate_llc(
     the diverged chains are dropped and reported, and the error comes when none is left); with
     the automatic ε the run first restarts from w* with at most a quarter of the diverged run's
     ε (``restarts.restart_options``). The full-data estimate evaluates L_n at the chains every
-    ``full_loss_every`` steps (default ⌈n/B⌉ for minibatches of ``batch_size`` B, at most draws/10; about one more forward pass per
-    step; 0 turns it off). The noise is drawn in blocks that end at these evaluations, so another
-    ``full_loss_every`` gives other chains from the same seed (as valid, not the same bits).
+    ``full_loss_every`` steps (default ⌈n/B⌉ for minibatches of ``batch_size`` B, 16 for the full
+    batch, at most draws/10; about one more forward pass per step; 0 turns it off). The noise is
+    drawn in blocks that end at these evaluations, so another ``full_loss_every`` gives other
+    chains from the same seed (as valid, not the same bits).
 
     ``batch_size`` B (default min(n, 256)): each chain's minibatch per step, drawn with
-    replacement; B = n is the full data at every step (``data.draw_indices``): ĝ = ∇L_n(w)
-    exactly (``config.gradient`` "exact"; no control variate, no anchors), at n/B times a
-    minibatch step's cost, and no minibatch heating, so BAOAB's friction stays at critical
-    damping. Where the heating raises the friction far above it, the slow directions relax that
-    many times slower, and a larger B with replacement does not help (ξ falls as 1/B, the cost
-    per step rises as B): then the full batch can be cheaper (``batch_heating`` finding).
+    replacement; B = n (the default for n ≤ 256) is the full data at every step
+    (``data.draw_indices``): ĝ = ∇L_n(w) exactly (``config.gradient`` "exact"; no control
+    variate, no anchors), at n/B times a minibatch step's cost, and no minibatch heating, so
+    BAOAB's friction stays at critical damping. Where the heating raises the friction far above
+    it, the slow directions relax that many times slower, and a larger B with replacement does
+    not help (ξ falls as 1/B, the cost per step rises as B): then the full batch can be cheaper
+    (``batch_heating`` finding).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
@@ -341,8 +343,9 @@ def _estimate(
 ) -> LLCEstimate:
     """Statistics, findings (divergence, restarts, standard, step size, slow directions, positions,
     draws capped, still spreading, still relaxing, beyond the quadratic region, unreached regions,
-    heated minibatches, step-size bias, the gradient at w*: in that order), the configuration, and the extrapolation
-    to ε → 0 where the step-size check found a significant bias (``numeric.step_check``)."""
+    heated minibatches, step-size bias, the gradient at w*: in that order), the configuration,
+    and the extrapolation to ε → 0 where the step-size check found a significant bias
+    (``numeric.step_check``)."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)

@@ -46,6 +46,7 @@ SLOW_ESS = 400.0  # effective samples wanted of the slowest direction / of ‖w 
 # automatic draws are extended while the loss trace's ESS is below this (its autocorrelation time
 # was measured on 200 burn-in steps, which cannot see a longer one)
 LOSS_ESS = 200.0
+FULL_BATCH_EVERY = 16  # steps between full-loss evaluations where the batch is the full data
 MAX_VISITED = 64  # chain positions kept for the unreached-region check (numeric.reach)
 MAX_EXTENSIONS = 6  # rounds of added draws at most
 
@@ -218,8 +219,9 @@ def sample(
     where they ended (``Draws.kappa_end``, ``numeric.stiffness``), nan without it."""
     num_draws, wanted = choose_num_draws(warm, plan, opts, opts.num_chains)
     every = opts.full_loss_every
-    if every is None:
-        every = max(1, min(math.ceil(n / batch_size), num_draws // 10))
+    if every is None:  # the full batch's own losses are L_n: evaluations only for the positions
+        epoch = FULL_BATCH_EVERY if batch_size == n else math.ceil(n / batch_size)
+        every = max(1, min(epoch, num_draws // 10))
     record = DataDraws(chains, warm.tuning, every, plan.track_positions, full_loss, w_star)
     trace, num_draws, mixing, history = draws_until_mixed(
         record,

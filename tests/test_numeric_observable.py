@@ -137,6 +137,7 @@ def test_far_above_n_the_minibatch_estimate_matches_the_full_data_one(
         progress=False,
         anchor_every=anchor_every,
         device=device,
+        batch_size=100,  # minibatches (the default for n = 200 is the full batch, exact)
     )
     assert est.config.device.startswith(device)
     assert est.linear_coefficient == pytest.approx(1.0, abs=2e-3)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -188,7 +189,9 @@ def test_a_divergence_away_from_a_point_that_is_not_a_minimum_says_so() -> None:
     msg = str(info.value)
     assert f"eigenvalue {h_min:.3g}" in msg and f"nβ·h_min = {10 * h_min:.3g}" in msg
     assert f"raise gamma above {-10 * h_min:.3g}" in msg
-    assert "Step size ε = 0.01 is probably too large" in msg  # the step's own cause follows
+    # the step's own cause follows (n = 64: the full batch, no noise, so the chains may run
+    # away only after the draws, in the step check at ε/2)
+    assert re.search(r"Step size ε = (0\.01|0\.005) is probably too large", msg), msg
 
 
 def test_restarts_cut_the_step_itself() -> None:
