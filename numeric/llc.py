@@ -62,7 +62,7 @@ from numeric.result import (
 )
 from numeric.run_config import run_config
 from numeric.run_findings import reach_findings, slow_findings
-from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, rule_draws, sample
+from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.settle import draw_until_settled, retuner, settling_finding
 from numeric.spreading import escalate
 from numeric.step_check import check_bias, run_check
@@ -352,7 +352,7 @@ def _estimate(
     findings = [*summary.divergence, *restarts, *summary.standard]
     findings.extend(settling_finding(drawn.settled, warm.num_burnin))
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
-    slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive)
+    slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive, opts.num_draws is not None)
     findings.extend(slow)
     target = SLOW_ESS if plan.track_positions else LOSS_ESS
     findings.extend(check_still_relaxing(drawn.ess_history, target))
@@ -367,8 +367,7 @@ def _estimate(
         )
         findings.extend(found)
         summary = summary._replace(stats=stats or summary.stats)
-    asked = rule_draws(warm, plan, opts.num_chains) if opts.num_draws is not None else None
-    findings = escalate(findings, None if asked is None else (asked, int(drawn.num_draws)))
+    findings = escalate(findings)
     shift = gradient_shift(plan.hessian, problem.g_star)
     findings.extend(
         check_gradient(

@@ -25,15 +25,16 @@ from numeric.stiffness import check_stiffer_in_draws
 from numeric.types import Draws, Warmup
 from numeric.warmup import relax
 
-__all__ = ["reach_findings", "slow_findings"]
+__all__ = ["check_draws_given", "reach_findings", "slow_findings"]
 
 
 def slow_findings(
-    plan: LLCPlan, warm: Warmup, drawn: Draws, alive: Tensor
+    plan: LLCPlan, warm: Warmup, drawn: Draws, alive: Tensor, given: bool = False
 ) -> tuple[float, float, list[Finding]]:
     """(ESS, R-hat) of the slow observables and their findings: the slowest relevant Hessian
-    directions (a probe), or the chains' positions (flat directions); then capped draws and the
-    chains' spread growing through the draws, and whether they ended in steeper regions."""
+    directions (a probe), or the chains' positions (flat directions); then capped draws (or,
+    ``given`` num_draws, fewer than the rule asks for) and the chains' spread growing through
+    the draws, and whether they ended in steeper regions."""
     tuning, live = warm.tuning, int(alive.sum())
     t_relax = relax(tuning, plan.kappa_min)
     slow_ess = slow_rhat = math.nan
@@ -71,7 +72,9 @@ def slow_findings(
                 measured="‖w − w*‖²",
             )
         )
-    if drawn.wanted is not None:
+    if drawn.wanted is not None and given:
+        out.extend(check_draws_given(drawn.wanted, int(drawn.num_draws), t_relax))
+    elif drawn.wanted is not None:
         out.extend(
             check_draws_capped(
                 drawn.wanted,
@@ -83,6 +86,22 @@ def slow_findings(
     out.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
     out.extend(check_stiffer_in_draws(tuning, drawn.kappa_end))
     return slow_ess, slow_rhat, out
+
+
+def check_draws_given(asked: int, given: int, relaxation_steps: float) -> tuple[Finding, ...]:
+    """``num_draws`` given, fewer than the draw rule asks for the slowest direction (info: the
+    lengths were the user's; ``spreading.escalate`` reads it as it reads ``draws_capped``)."""
+    if asked <= given:
+        return ()
+    return (
+        Finding(
+            "draws_below_rule",
+            "info",
+            f"the slowest relevant direction relaxes in ≈ {relaxation_steps:.3g} steps, and 400 "
+            f"effective samples of it take ≈ {asked} draws per chain; num_draws = {given} given",
+            {"asked": float(asked), "given": float(given), "relaxation_steps": relaxation_steps},
+        ),
+    )
 
 
 def reach_findings(

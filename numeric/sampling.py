@@ -136,10 +136,10 @@ def check_still_relaxing(
 def choose_num_draws(
     warm: Warmup, plan: LLCPlan, opts: LLCOptions, num_chains: int
 ) -> tuple[int, int | None]:
-    """(draws per chain, draws the slowest direction asked for or None) (module docstring);
-    given ``num_draws``, those and None."""
+    """(draws per chain, draws the slowest direction asks for or None) (module docstring);
+    given ``num_draws``, those and what the rule asks for."""
     if opts.num_draws is not None:
-        return opts.num_draws, None
+        return opts.num_draws, rule_draws(warm, plan, num_chains)
     tail = warm.tail
     num = draws_from_tail(tail, num_chains) if tail is not None and tail.steps >= 50 else 1000
     wanted = rule_draws(warm, plan, num_chains)

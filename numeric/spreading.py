@@ -20,7 +20,7 @@ growth ``GROWTH`` at z ``SIGNIFICANT`` the ``spreading`` finding is a warning (t
 not hold the distance to equilibrium); ``escalate`` makes it an error where the chains are also
 beyond the quadratic region and the run was shorter than the estimator's rules ask (automatic
 lengths capped, ``draws_capped``, or a given ``num_draws`` below what the slowest direction
-asks for, ``sampling.rule_draws``), and likewise the step check's ``drift_after_draws``
+asks for, ``draws_below_rule``), and likewise the step check's ``drift_after_draws``
 (λ̂ at ε still moving after the draws), whatever the size of the drift: on the deep linear
 network 228-180-118-180-175 (rank 98, D = 115,020, λ = 15,677.5, m = 1, n = 10⁴, γ = 1) the
 defaults read 11,613 ± 24 (−26%) with a drift of +129 ± 35 (1.1% of λ̂, under the 5% at which
@@ -46,6 +46,7 @@ GROWTH = 0.10  # relative growth of the chains' mean ‖w − w*‖² across the
 SIGNIFICANT = 3.0  # and its z over chains
 MIN_POINTS = 8  # evaluations of ‖w − w*‖² below which the check is not made
 TRANSIENT = ("spreading", "drift_after_draws")  # the findings ``escalate`` makes errors
+SHORT = ("draws_capped", "draws_below_rule")  # a run shorter than the rules ask (``escalate``)
 
 
 def spread_growth(spread: np.ndarray) -> tuple[float, float, float]:
@@ -99,24 +100,22 @@ def check_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[Findi
     )
 
 
-def escalate(findings: list[Finding], short: tuple[int, int] | None = None) -> list[Finding]:
+def escalate(findings: list[Finding]) -> list[Finding]:
     """``findings`` with the ``TRANSIENT`` warnings (``spreading``, and the step check's
     ``drift_after_draws``) made errors where ``beyond_quadratic`` is among them and the run was
-    shorter than the estimator's rules ask: ``draws_capped`` among them (automatic lengths), or
-    ``short`` = (draws per chain the slowest direction asks for, draws given) with more asked
-    than given (``num_draws`` given; module docstring)."""
+    shorter than the estimator's rules ask: ``draws_capped`` (automatic lengths) or
+    ``draws_below_rule`` (``num_draws`` given) among them too (module docstring)."""
     codes = {f.code for f in findings}
-    if "draws_capped" in codes:
-        why = "the run was shorter than its own rules asked (draws_capped)"
-    elif short is not None and short[0] > short[1]:
-        why = (
-            f"the run was shorter than the estimator's rules ask (≈ {short[0]} draws per chain "
-            f"for the slowest direction, num_draws = {short[1]} given)"
-        )
-    else:
+    short = [f for f in findings if f.code in SHORT]
+    if "beyond_quadratic" not in codes or not short:
         return findings
-    if "beyond_quadratic" not in codes:
-        return findings
+    why = (
+        "the run was shorter than its own rules asked (draws_capped)"
+        if short[0].code == "draws_capped"
+        else f"the run was shorter than the estimator's rules ask (≈ {short[0].values['asked']:.0f} "
+        f"draws per chain for the slowest direction, num_draws = {short[0].values['given']:.0f} "
+        "given: draws_below_rule)"
+    )
     return [
         replace(
             f,

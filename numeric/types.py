@@ -157,7 +157,8 @@ class Draws(NamedTuple):
 
     trace: Trace  # [C, T] loss, ref (+ obs or dist)
     num_draws: int
-    wanted: int | None  # draws per chain the slowest direction asked for (draws_capped)
+    wanted: int | None  # draws per chain the slowest direction asks for (draws_capped; given
+    # num_draws: draws_below_rule)
     mixing: tuple[float, float]  # ESS, R-hat of the extension observable
     full_losses: tuple[Tensor, ...] = ()  # L_n at the chains every ``full_loss_every`` draws
     full_loss_every: int = 0

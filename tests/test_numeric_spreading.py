@@ -71,16 +71,21 @@ def test_drift_after_the_draws_is_escalated_like_spreading() -> None:
 
 
 def test_a_given_num_draws_below_the_rule_escalates_like_capped_draws() -> None:
-    """With ``num_draws`` given there is no ``draws_capped``: the draws the slowest direction
-    asks for against those given decide, and the message names both numbers."""
+    """With ``num_draws`` given there is no ``draws_capped``: ``draws_below_rule`` (info: the
+    draws the slowest direction asks for against those given) takes its place, and the message
+    names both numbers."""
+    from numeric.run_findings import check_draws_given
+
     (warn,) = check_spreading(spreads(0.5), np.ones(4, bool))
     beyond = _finding("beyond_quadratic")
-    got = escalate([warn, beyond], short=(15_000, 2_000))
-    assert [f.severity for f in got] == ["error", "warning"]
+    (below,) = check_draws_given(15_000, 2_000, 3_000.0)
+    assert below.code == "draws_below_rule" and below.severity == "info"
+    assert "15000 draws per chain" in below.message and "num_draws = 2000" in below.message
+    got = escalate([warn, beyond, below])
+    assert [f.severity for f in got] == ["error", "warning", "info"]
     assert "15000 draws per chain" in got[0].message and "num_draws = 2000" in got[0].message
-    for enough in ((2_000, 2_000), (500, 2_000)):
-        assert escalate([warn, beyond], short=enough) == [warn, beyond]
-    assert escalate([warn], short=(15_000, 2_000)) == [warn]
+    assert check_draws_given(2_000, 2_000, 500.0) == check_draws_given(500, 2_000, 100.0) == ()
+    assert escalate([warn, below]) == [warn, below]
 
 
 def test_growth_below_the_threshold_or_in_one_chain_only_is_not_reported() -> None:
@@ -110,6 +115,7 @@ def test_chains_spreading_along_an_orbit_are_reported() -> None:
     # lengths given, 2,000 draws where the slowest direction asks for ≈ 5,200: an error too
     assert found["spreading"].severity == "error"
     assert "num_draws = 2000 given" in found["spreading"].message
+    assert found["draws_below_rule"].values["given"] == 2000
     assert found["spreading"].values["growth"] > 0.3
     # the chains still spreading: beyond_quadratic no longer says "the run mixed"
     assert found["beyond_quadratic"].severity == "warning"
