@@ -16,19 +16,15 @@ import json
 import os
 import time
 
-import sympy as sp
 import torch
 
 import numeric
 from numeric.result import to_plain
-from verification.cases import PotentialCase
-from verification.models import regression_problem
+from verification.models import product_regression
 
 
 def row(n: int, seed: int, batch_size: int | None) -> dict:
-    a, b = sp.symbols("a b", real=True)
-    case = PotentialCase("w1²w2²", a**2 * b**2, (a, b), (sp.Integer(0),) * 2, None, None)
-    prob = regression_problem(case, n, torch.Generator().manual_seed(seed))
+    prob = product_regression(n, torch.Generator().manual_seed(seed))
     t0 = time.perf_counter()
     est = numeric.estimate_llc(
         prob.loss_fn, prob.params, prob.data, num_chains=8, seed=seed, batch_size=batch_size,

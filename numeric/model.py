@@ -229,6 +229,11 @@ class Problem:
     def dim(self) -> int:
         return self.spec.dim
 
+    @property
+    def full_batch(self) -> bool:
+        """Every step sees all n samples (``data.draw_indices``): exact gradients."""
+        return self.batch_size == self.n
+
 
 def setup_problem(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions

@@ -187,7 +187,7 @@ def _hessian_rule(
     d = problem.dim
     automatic = (
         opts.preconditioner == "auto"
-        and (opts.gradient == "control_variate" or problem.batch_size == problem.n)
+        and (opts.gradient == "control_variate" or problem.full_batch)
         and opts.step_size is None
     )
     info: CurvatureInfo
@@ -279,10 +279,10 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
     if integrator == "baoab":  # default: critical damping of the slowest directions
         friction = rule_friction(critical_friction(kappa_min, kappa_flat, track_positions), opts)
     # full batch: ĝ = ∇L_n(w) exactly, which the control variate would compute twice
-    cv = opts.gradient == "control_variate" and bsz < problem.n
+    cv = opts.gradient == "control_variate" and not problem.full_batch
     epoch = 8 * math.ceil(problem.n / bsz / 8)
     anchors_auto = opts.anchor_every is None and cv and track_positions
-    anchor_every = opts.anchor_every if cv else 0  # full batch: no noise for anchors to remove
+    anchor_every = opts.anchor_every
     if anchor_every is None:
         often = 8 * math.ceil(problem.n / (3 * bsz) / 8)
         anchor_every = (often if integrator == "baoab" else epoch) if anchors_auto else 0

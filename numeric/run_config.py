@@ -30,7 +30,7 @@ def run_config(
         batch_size=problem.batch_size,
         sampler="sgld",
         integrator=plan.integrator,
-        gradient="exact" if problem.batch_size == problem.n else opts.gradient,
+        gradient="exact" if problem.full_batch else opts.gradient,
         acceptance_rate=float("nan"),
         full_loss_every=drawn.full_loss_every if drawn.full_losses else 0,
         anchor_every=tuning.anchor_every,

@@ -134,8 +134,9 @@ class SpectrumInfo:
         the Gauss–Radau rule with a node at 0 (below) and the Gauss rule (above) of the last
         round's start vector (``Ritz.radau_sum``): the two bracket that vector's quadratic form,
         itself a one-probe (Hutchinson) estimate of the trace, whose own error is ≈ √(2n·p(1 − p))
-        for n directions of which a share p is relevant. Equal where that run was invariant; the lower bound nan where a Ritz value is negative (then H
-        is not ⪰ 0; values down to ``ROUNDING`` of the largest |θ| below 0 are rounding)."""
+        for n directions of which a share p is relevant. Equal where that run was invariant; the
+        lower bound nan where a Ritz value is negative (then H is not ⪰ 0; values down to
+        ``ROUNDING`` of the largest |θ| below 0 are rounding)."""
         nb, c = self.nbeta, self.floor
 
         def f(t: Tensor) -> Tensor:

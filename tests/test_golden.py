@@ -72,14 +72,9 @@ def _linear(n: int, d: int, seed: int) -> tuple[numeric.GaussianLinear, torch.Te
 
 def _saddle(n: int = 2000, seed: int = 0):
     """y = x·w1·w2 + noise at w* = 0: a saddle of L_n (BAOAB, anchors, raised friction)."""
-    import sympy as sp
+    from verification.models import product_regression
 
-    from verification.cases import PotentialCase
-    from verification.models import regression_problem
-
-    a, b = sp.symbols("a b", real=True)
-    case = PotentialCase("w1²w2²", a**2 * b**2, (a, b), (sp.Integer(0),) * 2, None, None)
-    prob = regression_problem(case, n, torch.Generator().manual_seed(seed))
+    prob = product_regression(n, torch.Generator().manual_seed(seed))
     return prob.loss_fn, prob.params, prob.data
 
 

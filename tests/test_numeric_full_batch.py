@@ -10,6 +10,7 @@ import torch
 import numeric
 from numeric.data import draw_indices
 from numeric.reference import GaussianLinear, expected_llc
+from verification.models import product_regression
 
 
 def test_a_batch_of_all_n_samples_is_the_data_in_order_and_draws_nothing() -> None:
@@ -24,14 +25,7 @@ def test_a_batch_of_all_n_samples_is_the_data_in_order_and_draws_nothing() -> No
 
 def _product_regression(n: int, seed: int):
     """y = x·w1·w2 + noise at the saddle w* = 0 (the friction-raising case of test_numeric_llc)."""
-    import sympy as sp
-
-    from verification.cases import PotentialCase
-    from verification.models import regression_problem
-
-    a, b = sp.symbols("a b", real=True)
-    case = PotentialCase("w1²w2²", a**2 * b**2, (a, b), (sp.Integer(0),) * 2, None, None)
-    prob = regression_problem(case, n, torch.Generator().manual_seed(seed))
+    prob = product_regression(n, torch.Generator().manual_seed(seed))
     return prob.loss_fn, prob.params, prob.data
 
 

@@ -303,14 +303,9 @@ def test_minibatch_noise_is_predicted() -> None:
 def _product_regression(n: int, seed: int):
     """y = x·w1·w2 + noise, true w1·w2 = 0, w* = 0 (a saddle of L_n), and the same L_n as a
     potential through its sufficient statistics (for quadrature)."""
-    import sympy as sp
+    from verification.models import product_regression
 
-    from verification.cases import PotentialCase
-    from verification.models import regression_problem
-
-    a, b = sp.symbols("a b", real=True)
-    case = PotentialCase("w1²w2²", a**2 * b**2, (a, b), (sp.Integer(0),) * 2, None, None)
-    prob = regression_problem(case, n, torch.Generator().manual_seed(seed))
+    prob = product_regression(n, torch.Generator().manual_seed(seed))
     return prob.loss_fn, prob.params, prob.data, prob.potential
 
 

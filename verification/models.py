@@ -23,6 +23,7 @@ __all__ = [
     "RegressionProblem",
     "linear_network_min_loss",
     "polynomial_potential",
+    "product_regression",
     "regression_problem",
 ]
 
@@ -150,6 +151,15 @@ def regression_problem(
             return 0.5 * (syy - 2 * c * sxy + c * c * sxx)
 
     return RegressionProblem(loss_fn, params, (x, y), potential)
+
+
+def product_regression(n: int, generator: torch.Generator) -> RegressionProblem:
+    """The noisy saddle y = x·w1·w2 + noise at w* = 0 (true w1·w2 = 0): ``regression_problem`` of
+    the normal-crossing case K = w1²w2², whose ``potential`` is the same L_n through its
+    sufficient statistics (the estimator's exact target by quadrature)."""
+    a, b = sp.symbols("a b", real=True)
+    case = PotentialCase("w1²w2²", a**2 * b**2, (a, b), (sp.Integer(0),) * 2, None, None)
+    return regression_problem(case, n, generator)
 
 
 def linear_network_min_loss(widths: Sequence[int], data: tuple[Tensor, Tensor]) -> float:
