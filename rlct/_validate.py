@@ -22,6 +22,20 @@ from .parsing import parse_expression
 MAX_ITEMS = 1_000_000
 """The longest sequence argument (coordinates, layers, generators) read."""
 
+MAX_DIGITS = 1_000
+"""The most decimal digits of an integer argument (a size, an exponent, a prior's numerator or
+denominator): results built from larger ones could not be printed (Python converts at most
+4,300 digits to a string) nor be meant."""
+
+
+_DIGITS_BOUND = 10**MAX_DIGITS
+
+
+def _digits_ok(value: int, name: str) -> None:
+    """Refuse |value| ≥ 10^MAX_DIGITS (TooLargeError), before anything formats it."""
+    if abs(value) >= _DIGITS_BOUND:
+        raise TooLargeError(f"{name} has more than {MAX_DIGITS:,} digits")
+
 
 def items(
     value: object, name: str, error: type[RLCTError], what: str, limit: int = MAX_ITEMS
@@ -93,6 +107,7 @@ def exponent_vector(k: Sequence[object], name: str = "k") -> tuple[int, ...]:
     for j, kj in enumerate(entries):
         if isinstance(kj, bool) or not (isinstance(kj, Integral) or (isinstance(kj, sp.Integer))):
             raise InvalidExponentError(f"{name}[{j}] = {kj!r} is not an integer")
+        _digits_ok(int(kj), f"{name}[{j}]")
         if kj < 0:
             raise InvalidExponentError(f"{name}[{j}] = {kj} is negative; exponents must be ≥ 0")
         out.append(int(kj))
@@ -111,6 +126,8 @@ def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[s
     out = []
     for j, hj in enumerate(entries):
         r = exact_rational(hj, f"{name}[{j}]", InvalidPriorError)
+        _digits_ok(int(r.p), f"{name}[{j}]'s numerator")
+        _digits_ok(int(r.q), f"{name}[{j}]'s denominator")
         if r <= -1:
             raise InvalidPriorError(
                 f"{name}[{j}] = {r} ≤ −1: the prior |w_j|^{r} is not integrable at 0"
@@ -125,6 +142,7 @@ def count(value: object, name: str, minimum: int = 1) -> int:
         raise InvalidShapeError(
             f"{name} must be an integer, got {value!r} ({type(value).__name__})"
         )
+    _digits_ok(int(value), name)
     if value < minimum:
         kind = {0: "a non-negative integer", 1: "a positive integer"}.get(
             minimum, f"an integer ≥ {minimum}"

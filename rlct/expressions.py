@@ -76,6 +76,11 @@ def as_expression(value: object, name: str, variables: Sequence[sp.Symbol]) -> s
     if isinstance(value, sp.Expr):
         return value
     if isinstance(value, sp.Poly):
+        if value.domain.is_FiniteField:  # as_expr would drop the multiples of p: 7xy mod 7 = 0
+            raise NotPolynomialError(
+                f"{name} is a Poly over {value.domain}; K is a polynomial over the rationals: "
+                "build the Poly without modulus"
+            )
         return value.as_expr()  # its generators and coefficients are checked as an expression's
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Rational, np.integer)):
         raise InvalidTypeError(

@@ -443,3 +443,33 @@ def test_a_sympy_poly_is_read_as_its_expression_and_checked_as_one():
         rlct.from_polynomial(sp.Poly(sp.Float(0.5) * x**2, x), [x, y])
     with pytest.raises(rlct.NotPolynomialError, match=r"symbols \['z'\]"):
         rlct.from_polynomial(sp.Poly(x**2 + z**2, x, z), [x, y])
+    # over GF(7), 7xy is 0: the Poly's expression would be x² + y², not the indefinite form
+    with pytest.raises(rlct.NotPolynomialError, match="GF"):
+        rlct.from_polynomial(sp.Poly(x**2 + 7 * x * y + y**2, x, y, modulus=7), [x, y])
+
+
+HUGE = 10**5000  # 5,001 digits: Python converts at most 4,300 to a string
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: rlct.reduced_rank_regression(HUGE, HUGE, HUGE, 1), r"\bM\b"),
+        (lambda: rlct.deep_linear_network([HUGE, HUGE], 1), r"widths\[0\]"),
+        (lambda: rlct.deep_linear_network([3, 2], HUGE), r"\br\b|rank"),
+        (lambda: rlct.regular_value(HUGE), "num_params"),
+        (lambda: rlct.normal_crossing([HUGE]), r"k\[0\]"),
+        (lambda: rlct.normal_crossing([2], [R(1, HUGE)]), r"h\[0\]'s denominator"),
+        (lambda: rlct.from_polynomial(x**2, [x], ["10**10000"]), r"prior_exponents\[0\]"),
+    ],
+)
+def test_integers_of_more_than_a_thousand_digits_are_refused_by_name(call, name):
+    """Results built from them could not be printed: str() of an int of more than 4,300 digits
+    raises deep inside (a bare ValueError, or a result whose str, repr and to_dict fail)."""
+    with pytest.raises(rlct.TooLargeError, match=name):
+        call()
+
+
+def test_a_thousand_digit_exponent_is_still_answered_and_printable():
+    r = rlct.normal_crossing([10**999])
+    assert r.lam == R(1, 2 * 10**999) and str(r) and r.to_dict()
