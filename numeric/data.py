@@ -83,6 +83,12 @@ def take(data: Any, idx: Tensor) -> Any:
     return _each(data, lambda x: _take1(x, idx))
 
 
+def take_all(data: Any, idx: Tensor) -> Any:
+    """``take(data, idx)`` for idx = 0..n − 1 ([n]): tensors as they are (no copy), other data
+    indexed. The batch every chain shares at the full batch."""
+    return _each(data, lambda x: x if isinstance(x, Tensor) else _take1(x, idx))
+
+
 def take_tiled(data: Any, idx: Tensor, copies: int) -> Any:
     """``take(data, idx.repeat(copies, 1))`` for idx [C, B]: each chain's minibatch ``copies``
     times over, [copies·C, B, ...]. Tensors are gathered once and the rows concatenated (on the

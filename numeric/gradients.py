@@ -28,7 +28,7 @@ from torch import Tensor
 from torch.func import grad_and_value, vmap
 
 from numeric import sgld
-from numeric.data import take, take_tiled
+from numeric.data import take, take_all, take_tiled
 from numeric.types import Constants, KernelSpec
 
 FlatLoss = Callable[[Tensor, Any], Tensor]  # L_B(w) for one flat parameter vector [D]
@@ -48,10 +48,13 @@ def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor, Ten
     return torch.where(use, k.anchor, k.w_star), torch.where(use, k.g_anchor, k.g_star), gap
 
 
-def _value_and_grad_eager(f: FlatLoss) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
-    """Losses [C'] and gradients [C', D] of f at positions [C', D], batches [C', B, ...]:
-    one vmapped forward and one reverse pass (cheaper eagerly than vmap of grad)."""
-    per_chain = vmap(f, randomness="different")
+def _value_and_grad_eager(
+    f: FlatLoss, *, shared: bool = False
+) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
+    """Losses [C'] and gradients [C', D] of f at positions [C', D], batches [C', B, ...] (or,
+    ``shared``, one batch [B, ...] for every row): one vmapped forward and one reverse pass
+    (cheaper eagerly than vmap of grad)."""
+    per_chain = vmap(f, in_dims=(0, None) if shared else 0, randomness="different")
 
     def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
         with torch.enable_grad():
@@ -92,6 +95,8 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
     control variate; with a = w* they give L_B(w*) too), [w; w*] (``spec.stacked``) or
     [w; a; w*] (both, anchored): the fewest dispatches eagerly. Otherwise L_B(w*) is a separate
     forward pass."""
+    if spec.full_batch:
+        return _full_batch_gradient(f, spec)
     vg = _value_and_grad_eager(f)
     ref_only = vmap(f, in_dims=(None, 0), randomness="different")
 
@@ -118,8 +123,30 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
     return gradient
 
 
+def _full_batch_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
+    """``make_gradient`` where every step sees all n samples (idx [C, n] = 0..n − 1): ĝ =
+    ∇L_n(w) exactly, the data shared by the chains (vmapped with the data not mapped: no copy per
+    chain). L_n(w*) is the last of the rows [w; w*] (``spec.stacked``), else a forward pass of
+    w* alone."""
+    vg = _value_and_grad_eager(f, shared=True)
+
+    def gradient(w: Tensor, idx: Tensor, k: Constants, data: Any) -> sgld.GradientEval:
+        c = w.shape[0]
+        batch = take_all(data, idx[0])
+        if spec.stacked:
+            losses, grads = vg(torch.cat([w, k.w_star[None]]), batch)
+            return sgld.GradientEval(losses[:c], losses[c:].expand(c), grads[:c], None)
+        losses, grads = vg(w, batch)
+        with torch.no_grad():
+            ref = f(k.w_star, batch).expand(c)
+        return sgld.GradientEval(losses, ref, grads, None)
+
+    return gradient
+
+
 def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
-    """``gradient(w, batch, k)`` on minibatches already gathered, [C, B, ...], with
+    """``gradient(w, batch, k)`` on minibatches already gathered, [C, B, ...] (at the full
+    batch, ``spec.full_batch``, the data [n, ...] every chain shares), with
     ``torch.func`` only (traceable by ``torch.compile`` without graph breaks): per chain the batch
     is used at w, at the control variate's centre a (its ∇L_B(a); with a = w* also L_B(w*)) and,
     anchored or without control variate, at w* for L_B(w*) alone: no backward pass at w* (2.3×
@@ -140,7 +167,7 @@ def make_paired_gradient(f: FlatLoss, spec: KernelSpec) -> PairedGradient:
     per_centre = 0 if spec.anchored else None
     batched = vmap(
         per_chain,
-        in_dims=(0, per_centre, per_centre, per_centre, None, 0),
+        in_dims=(0, per_centre, per_centre, per_centre, None, None if spec.full_batch else 0),
         randomness="different",
     )
 

@@ -75,7 +75,8 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
     ``functional``: ``data`` is the block's minibatches gathered up front (tensors with leading
     axes [m, C, B]: one contiguous ``index_select`` per block outside the compiled graph, which
     otherwise fuses a slow indirect gather into every loop that reads the batch); else ``data``
-    is the data set and each step gathers its own.
+    is the data set and each step gathers its own. At the full batch (``spec.full_batch``)
+    ``data`` is the data set either way, shared by every chain and step.
     """
     gathered = make_paired_gradient(f, spec) if functional else None
     gradient = None if functional else make_gradient(f, spec)
@@ -96,7 +97,12 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
             if record.dist:
                 dist.append((w - k.w_star).square_().sum(-1))
             if gathered is not None:
-                step_batch = tuple(x[t] for x in data) if isinstance(data, tuple) else data[t]
+                if spec.full_batch:  # the data, shared by the chains at every step
+                    step_batch = data
+                elif isinstance(data, tuple):
+                    step_batch = tuple(x[t] for x in data)
+                else:
+                    step_batch = data[t]
                 ev = gathered(w, step_batch, k)
             else:
                 ev = gradient(w, noise.idx[t], k, data)
@@ -218,9 +224,13 @@ class Kernel:
         self.data, self.compiled = data, compiled
         if compiled:
             like = consts.w_star
-            # batch-innermost minibatches on CPU only (measured there; GPU kernels keep rows)
-            self._gather = Gatherer(data, batch_inner=like.device.type == "cpu")
-            self.block = _compiled_block(f, spec, cache_key, batch_inner=self._gather.batch_inner)
+            if spec.full_batch:  # nothing gathered: the block reads the data itself
+                self._gather = None
+                self.block = _compiled_block(f, spec, cache_key, batch_inner=False)
+            else:  # batch-innermost minibatches on CPU only (measured there; GPU keeps rows)
+                self._gather = Gatherer(data, batch_inner=like.device.type == "cpu")
+                inner = self._gather.batch_inner
+                self.block = _compiled_block(f, spec, cache_key, batch_inner=inner)
             self._full = torch.ones(UNROLL, dtype=torch.bool, device=like.device)
         else:
             self.block = make_block(f, spec, functional=False)
@@ -290,7 +300,8 @@ class Kernel:
         like = state.position
         eps_t = torch.tensor(eps, dtype=like.dtype, device=like.device)
         chunk, mask = (noise, self._full) if m == UNROLL else _pad(noise, m)
-        batches = self._gather(chunk.idx)  # [UNROLL, C, B, ...], gathered outside the graph
+        # [UNROLL, C, B, ...], gathered outside the graph; the full batch is the data
+        batches = self.data if self._gather is None else self._gather(chunk.idx)
         state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
         if m < UNROLL:
             tr = tr.window(0, m)._replace(drift_sq=tr.drift_sq, noise_sq=tr.noise_sq)

@@ -291,6 +291,7 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
         integrator=integrator,
         stacked=c * d * bsz <= STACKED_NUMBERS,  # small models are dispatch-bound: one call
         anchored=anchor_every > 0,
+        full_batch=problem.full_batch,
     )
     return LLCPlan(
         hinfo,

@@ -34,6 +34,13 @@ class KernelSpec:
     # control variate centred at the nearer of w* and the chain's anchor r (``Constants``):
     # ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a), a = r if ‖w − r‖ < ‖w − w*‖ else w* (``gradients.centre``)
     anchored: bool = False
+    # every step sees all n samples (``Problem.full_batch``): one copy of the data, shared by the
+    # chains (vmapped with the data not mapped), never gathered per chain; no control variate
+    full_batch: bool = False
+
+    def __post_init__(self) -> None:
+        if self.full_batch and (self.control_variate or self.anchored):
+            raise ValueError("a full-batch kernel computes ∇L_n(w) exactly: no control variate")
 
 
 class Constants(NamedTuple):

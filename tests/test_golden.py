@@ -172,6 +172,12 @@ def no_hessian() -> numeric.LLCEstimate:
     )
 
 
+def full_batch_saddle() -> numeric.LLCEstimate:
+    """batch_size = n: exact gradients on the data every chain shares, critical damping."""
+    loss_fn, w, data = _saddle(600, 3)
+    return numeric.estimate_llc(loss_fn, w, data, num_chains=3, seed=15, batch_size=600)
+
+
 def compiled() -> numeric.LLCEstimate:
     m, w = _linear(1000, 3, 4)
     return numeric.estimate_llc(
@@ -229,6 +235,7 @@ CASES: dict[str, Callable[[], numeric.LLCEstimate]] = {
         fixed_lengths_saddle,
         hessian_subset,
         no_hessian,
+        full_batch_saddle,
         compiled,
         potential_metric,
         potential_plain,
