@@ -45,6 +45,12 @@ def flatten_params(
     for name, value in params.items():
         if not isinstance(value, Tensor):
             raise InvalidInputError(f"params[{name!r}] is a {type(value).__name__}, not a tensor")
+        if value.is_meta:
+            raise InvalidInputError(
+                f"params[{name!r}] is on the meta device, which has shapes but no values: w* "
+                "must hold the trained values (load them with load_state_dict(..., assign=True) "
+                "or move the module to a real device)"
+            )
         if not value.is_floating_point():
             raise InvalidInputError(
                 f"params[{name!r}] has dtype {value.dtype}; need floating point"

@@ -65,11 +65,15 @@ class CheckpointRecorder:
     def __call__(self, step: int) -> bool:
         """Record the state at ``step`` if it is one to record; True when it was recorded."""
         step = _step(step, "step")
+        last = self._recorded[-1].step if self._recorded else None
+        if last is not None and step <= last:  # whether or not this step is one to record
+            again = "again" if step == last else f"after step {last}"
+            raise InvalidInputError(
+                f"step {step} comes {again}, which was recorded: call the recorder once per "
+                "step, in increasing order"
+            )
         if not self.wants(step):
             return False
-        last = self._recorded[-1].step if self._recorded else None
-        if last is not None and step <= last:
-            raise InvalidInputError(f"step {step} comes after step {last}: record steps in order")
         state = self.source.state_dict() if isinstance(self.source, nn.Module) else self.source()
         if not isinstance(state, Mapping):
             raise InvalidInputError(f"source() must return a dict of tensors, not {type(state)}")

@@ -65,6 +65,11 @@ def data_len(data: Any) -> int:
 
 def _length(name: str, x: Any) -> int:
     """Samples in one part of the data (its first axis, or ``len``)."""
+    if name != "data" and isinstance(x, (tuple, Mapping)):
+        raise InvalidInputError(
+            f"{name} is a {type(x).__name__}: data nested in data is not read; pass one flat "
+            "tuple or dict of tensors with samples on the first axis, e.g. (x, y)"
+        )
     if isinstance(x, Tensor):
         if x.dim() == 0:
             raise InvalidInputError(f"{name} is a 0-dim tensor: samples go on the first axis")
@@ -190,6 +195,11 @@ def to_device(data: Any, device: torch.device, dtype: torch.dtype) -> Any:
 
     def conv(x: Any) -> Any:
         if isinstance(x, Tensor):
+            if x.is_meta:
+                raise InvalidInputError(
+                    "data holds a tensor on the meta device, which has shapes but no values: "
+                    "pass the data on the CPU or a GPU"
+                )
             x = x.to(device)
             return x.to(dtype) if x.is_floating_point() else x
         return x

@@ -331,9 +331,21 @@ def divergence_findings(alive: np.ndarray, step_size: float, nbeta: float) -> tu
 
 
 def low_acceptance(rate: float) -> tuple[Finding, ...]:
-    """MALA's mean acceptance below 0.2: the chains mix slowly."""
+    """MALA's mean acceptance below 0.2: the chains mix slowly; none accepted at all: the chains
+    never left their start, and λ̂ (0 ± 0 there) is no estimate (an error)."""
     if not rate < 0.2:
         return ()
+    if rate == 0:
+        return (
+            Finding(
+                "low_acceptance",
+                "error",
+                "MALA accepted no proposal: the chains never left their start, so λ̂ is not an "
+                "average over the posterior (its 0 ± 0 is no estimate); reduce step_size, or "
+                "leave it None for the automatic step",
+                {"acceptance": rate},
+            ),
+        )
     return (
         Finding(
             "low_acceptance",

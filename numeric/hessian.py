@@ -36,6 +36,8 @@ from numeric.data import data_len, take, to_device
 from numeric.data_input import as_data
 from numeric.denormals import flushing_denormals
 from numeric.errors import InvalidInputError
+from numeric.model import loss_on_run
+from numeric.module_loss import ModuleLoss, check_module_params
 from numeric.options import as_seed, check_choice, check_int, check_real
 from numeric.restrict import require_eval_mode
 from numeric.torch_limits import run_differentiable
@@ -76,22 +78,33 @@ def _flat_loss(
     check_int("chunk_size", chunk_size, 1)
     require_eval_mode(loss)
     if isinstance(params, Tensor):
+        if params.is_meta or not params.is_floating_point() or params.numel() == 0:
+            raise InvalidInputError(
+                f"params must be a non-empty floating-point tensor with values, got {params.dtype}"
+                f" of shape {tuple(params.shape)} on {params.device}"
+            )
         w0 = params.detach().reshape(-1).clone()
-        shape = params.shape
-        unflat: Callable[[Tensor], Any] = lambda f: f.reshape(shape)  # noqa: E731
         if not bool(torch.isfinite(w0).all()):
             raise InvalidInputError("params are not finite")
+        shape = params.shape
+        unflat: Callable[[Tensor], Any] = lambda f: f.reshape(shape)  # noqa: E731
     else:
+        if isinstance(loss, ModuleLoss) and isinstance(params, Mapping):
+            check_module_params(loss, list(params), params)  # as estimate_llc
         w0, spec = flatten_params(params, dtype=None, device=None)
         unflat = spec.unflatten
+    loss = loss_on_run(loss, w0.device, w0.dtype)  # a module's buffers in the params' dtype
     if data is None:
         _check_callable_alone(loss, unflat(w0))
+        _check_scalar(lambda: loss(unflat(w0)))
         return (lambda f: loss(unflat(f))), w0
     data = as_data(data)
     n = data_len(data)
     if n == 0:
         raise InvalidInputError("data is empty")
     data = to_device(data, w0.device, w0.dtype)  # as estimate_llc: the data follow the params
+    first = torch.arange(min(n, 16), device=w0.device)
+    _check_scalar(lambda: loss(unflat(w0), take(data, first)))
 
     def full(f: Tensor) -> Tensor:
         total = f.new_zeros(())
@@ -102,6 +115,22 @@ def _flat_loss(
         return total / n
 
     return full, w0
+
+
+def _check_scalar(call: Callable[[], Any]) -> None:
+    """The loss, called once at w*, returns a floating-point scalar tensor (the mean loss)."""
+    with torch.no_grad():
+        out = call()
+    if not (isinstance(out, Tensor) and out.dim() == 0 and out.is_floating_point()):
+        what = (
+            f"a {out.dtype} tensor of shape {tuple(out.shape)}"
+            if isinstance(out, Tensor)
+            else f"{out!r} ({type(out).__name__})"
+        )
+        raise InvalidInputError(
+            f"loss must return the mean loss as a floating-point scalar tensor, got {what} "
+            "(reduction='none' gives one loss per sample: use the mean)"
+        )
 
 
 def _hvp_fn(f: Callable[[Tensor], Tensor], w0: Tensor) -> Callable[[Tensor], Tensor]:
@@ -169,8 +198,10 @@ def hessian_top_eigenvalues(
     seed = as_seed(seed)
     f, w0 = _flat_loss(loss, params, data, chunk_size)
     d = w0.numel()
-    if not (isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= d):
-        raise InvalidInputError(f"k must be an int in [1, {d}], got {k!r}")
+    check_int("k", k, 1)
+    k = int(k)
+    if k > d:
+        raise InvalidInputError(f"k must be an int in [1, {d}] (the number of parameters), got {k}")
     with flushing_denormals():
         ev = run_differentiable(lambda: _subspace_iteration(f, w0, k, num_iters, tol, seed))
     _check_finite(ev, "the eigenvalues")

@@ -71,7 +71,7 @@ __all__ = ["HMCReference", "hmc_llc_potential"]
 MAX_LEAPFROG = 100_000  # leapfrog steps of one trajectory: beyond it ε has collapsed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared and hashed by identity
 class HMCReference:
     """λ_β by Metropolis-adjusted HMC: the estimate, its error and how the chains mixed."""
 

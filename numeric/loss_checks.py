@@ -169,9 +169,27 @@ def check_mean_and_deterministic(model: DataModel, w: Tensor, idx: Tensor, out: 
             "The estimator needs L(w, batch) to depend on w and the batch only: put a module in "
             "eval mode (dropout off), or draw any noise inside loss_fn from a fixed generator"
         )
+    if a == 0:  # a perfect fit on these samples says nothing: the same test where L ≠ 0
+        a, doubled, idx = _nonzero_loss(model, w, idx)
+        tol = 1e3 * torch.finfo(w.dtype).eps * max(abs(a), abs(doubled))
     if a != 0 and abs(doubled - 2 * a) <= tol and abs(doubled - a) > tol:
         raise InvalidInputError(
             f"loss_fn returns the sum over the batch, not the mean: {a:.6g} on {len(idx)} "
             f"samples, {doubled:.6g} on the same samples twice over. nβ·L_n needs the mean loss "
             "(e.g. reduction='mean')"
         )
+
+
+def _nonzero_loss(model: DataModel, w: Tensor, idx: Tensor) -> tuple[float, float, Tensor]:
+    """(L(v, b), L(v, b twice over), b) at the first of (w*, up to 256 samples) and (w* moved by
+    1% of (1 + |w*|) along ±1 in turn, the first samples) where L is finite and not 0; (0, 0, b)
+    where there is none (a loss that is 0 there cannot tell a sum from a mean)."""
+    wide = torch.arange(min(model.n, 256), device=w.device)
+    signs = 1.0 - 2.0 * (torch.arange(w.numel(), device=w.device) % 2).to(w.dtype)
+    moved = w + 1e-2 * (1 + w.abs()) * signs.reshape(w.shape)
+    for v, b in ((w, wide), (moved, idx)):
+        with torch.no_grad():
+            a = float(model.f(v, take(model.data, b)))
+            if math.isfinite(a) and a != 0:
+                return a, float(model.f(v, take(model.data, torch.cat([b, b])))), b
+    return 0.0, 0.0, idx

@@ -31,13 +31,14 @@ r"""Measurements of the target where the chains are: curvature and minibatch hea
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
 from numeric import sgld
-from numeric.errors import InvalidInputError
+from numeric.errors import DivergenceError, InvalidInputError
 
 INFLATION_CHAINS = 16  # chains the minibatch-noise inflation is measured on
 QUADRATURE_STEPS = 10  # Lanczos steps per quadratic form vᵀF·v (``minibatch_heating``)
@@ -140,18 +141,38 @@ def consistent_curvature(
     is √ε·M^{1/2}·ξ. Draws ξ [C, D] from ``gen`` once.
     """
     k0, v = curvature(w0, alive, v, iters)
+    _finite_curvature(k0, w0)
     eps = step_scale / max(k0, 1e-12)
     xi = torch.randn(w0.shape, generator=gen, device=w0.device, dtype=w0.dtype)
     if sqrt_m is not None:
         xi = xi @ sqrt_m
     for _ in range(rounds):
         k1, v = curvature(w0 + math.sqrt(eps) * xi, alive, v, iters)
-        new = math.sqrt(eps * step_scale / max(k0, k1, 1e-12))
+        _finite_curvature(k1, w0)
+        kappa = max(k0, k1, 1e-12)
+        product = eps * step_scale / kappa
+        # where ε·c/κ underflows (nβ near the dtype's limit), √ε·√(c/κ) does not
+        new = (
+            math.sqrt(product)
+            if product >= sys.float_info.min
+            else math.sqrt(eps) * math.sqrt(step_scale / kappa)
+        )
         done = abs(math.log(new / eps)) < 0.1
         eps = min(eps, new) if done else new
         if done:
             break
     return step_scale / eps, v
+
+
+def _finite_curvature(kappa: float, like: Tensor) -> None:
+    """Refuse a curvature that overflowed (nβ·∇²L beyond the dtype's range): no ε follows."""
+    if not math.isfinite(kappa):
+        raise DivergenceError(
+            "the curvature of the tempered loss is not finite",
+            chain=0,
+            step=0,
+            cause=f"nβ·∇²L_n overflows {like.dtype} (κ = {kappa}); lower nbeta",
+        )
 
 
 def minibatch_heating(

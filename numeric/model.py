@@ -22,7 +22,7 @@ from numeric.data import data_len, draw_indices, non_finite_parts, signature, ta
 from numeric.data_input import as_data
 from numeric.errors import InvalidInputError
 from numeric.loss_checks import check_loss, full_grad_at_w_star
-from numeric.memory import require_memory
+from numeric.memory import activation_bytes, require_memory
 from numeric.module_loss import ModuleLoss, check_module_params
 from numeric.options import LLCOptions, default_nbeta
 from numeric.precondition import dense_hessian, difference_hessian
@@ -140,9 +140,12 @@ def _row_numbers(data: Any) -> int:
         return 1
 
 
-def check_memory(opts: LLCOptions, w_star: Tensor, n: int, batch: int, data: Any) -> None:
-    """Refuse, before any work, a run whose chains, minibatches and traces cannot fit in the
-    device's memory, saying how much it would need."""
+def check_memory(
+    opts: LLCOptions, w_star: Tensor, n: int, batch: int, data: Any, activations: int = 0
+) -> None:
+    """Refuse, before any work, a run whose chains, minibatches, traces and (once the loss has
+    run, ``activation_bytes``) the activations its gradients keep cannot fit in the device's
+    memory, saying how much it would need."""
     c, d, item = opts.num_chains, w_star.numel(), w_star.element_size()
     draws = opts.num_draws if opts.num_draws is not None else MAX_AUTOMATIC_DRAWS
     require_memory(
@@ -150,6 +153,7 @@ def check_memory(opts: LLCOptions, w_star: Tensor, n: int, batch: int, data: Any
             "the chains' state": c * d * item * STATE_COPIES,
             "the minibatches": c * batch * _row_numbers(data) * item * 3,
             "the traces": c * draws * (2 * item + 3 * 8),
+            "the activations": activations,
         },
         w_star.device,
         f"num_chains = {c}, {d} parameters, batch_size = {batch} and "
@@ -202,7 +206,7 @@ def full_data_hessian(
     return total
 
 
-def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
+def loss_on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
     """``loss_fn`` with a module's fixed state (buffers, frozen parameters) on the run's device
     and dtype, where the loss knows how (``ModuleLoss``, and ``numeric.restrict``'s wrapper of
     one: ``with_fixed_state_on``); other losses as given."""
@@ -240,10 +244,12 @@ def setup_problem(
 ) -> Problem:
     """The ``Problem`` of ``estimate_llc(loss_fn, params, data, ...)`` (module docstring)."""
     if isinstance(loss_fn, ModuleLoss) and isinstance(params, Mapping):
-        check_module_params(loss_fn, list(params))  # before flattening: a state_dict's integer
+        check_module_params(
+            loss_fn, list(params), params
+        )  # before flattening: a state_dict's integer
         # buffer (num_batches_tracked) is named as a buffer, not as a dtype
     w_star, spec = flatten_params(params, dtype=opts.dtype, device=opts.device)
-    loss_fn = _on_run(loss_fn, w_star.device, w_star.dtype)
+    loss_fn = loss_on_run(loss_fn, w_star.device, w_star.dtype)
     data = as_data(data)
     n = data_len(data)
     if n < 1:
@@ -269,6 +275,13 @@ def setup_problem(
         )
     model = DataModel(loss_fn, spec, data, n, bsz)
     check_loss(model, w_star)
+    w_grad = w_star.detach().requires_grad_(True)
+    rows = torch.arange(min(n, 16), device=w_star.device)
+    # the rows [w; w*] of every chain (``gradients``), each keeping a minibatch's activations
+    kept = activation_bytes(
+        lambda b: model.f(w_grad, take(data, rows[:b])), bsz, 2 * opts.num_chains, n
+    )
+    check_memory(opts, w_star, n, bsz, data, kept)
     init_loss_t, g_star = full_grad_at_w_star(model, w_star)
     init_loss = float(init_loss_t)
     if not math.isfinite(init_loss):

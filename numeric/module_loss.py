@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -129,10 +130,15 @@ def parameter_aliases(module: nn.Module) -> dict[str, str]:
     }
 
 
-def check_module_params(loss_fn: ModuleLoss, names: Sequence[str]) -> None:
+def check_module_params(
+    loss_fn: ModuleLoss, names: Sequence[str], shapes: Mapping[str, Any] | None = None
+) -> None:
     """``params`` given with a ``from_module`` loss name the module's trainable parameters, each
     once: no typo (an entry the module ignores would be sampled for nothing), no buffer, no
-    tied alias twice, none left out (the module's value would be used silently)."""
+    frozen parameter (from_module holds them fixed),
+    tied alias twice, none left out (the module's value would be used silently); ``shapes``
+    (name -> tensor), where given, have the shapes of the module's parameters (a state dict of
+    another architecture would otherwise run)."""
     module = loss_fn.module
     canonical = parameter_aliases(module)
     buffers = {k for k, _ in module.named_buffers()}
@@ -148,6 +154,13 @@ def check_module_params(loss_fn: ModuleLoss, names: Sequence[str]) -> None:
             "the like) are held fixed, not sampled; pass the parameters (from_module's w*), not "
             "state_dict()"
         )
+    own = dict(module.named_parameters(remove_duplicate=False))
+    if frozen := [k for k in names if k in own and not own[k].requires_grad]:
+        raise InvalidInputError(
+            f"params has the module's frozen parameter(s) {frozen[:8]} (requires_grad=False), "
+            "which from_module holds fixed with the buffers: leave them out of params to hold "
+            "them at the module's values, or set requires_grad=True on them to sample them"
+        )
     seen: dict[str, str] = {}
     for k in names:
         if (c := canonical[k]) in seen:
@@ -156,6 +169,13 @@ def check_module_params(loss_fn: ModuleLoss, names: Sequence[str]) -> None:
                 "module: pass it once"
             )
         seen[c] = k
+    for k, value in (shapes or {}).items():
+        got, want = tuple(getattr(value, "shape", ())), tuple(own[k].shape)
+        if got != want:
+            raise InvalidInputError(
+                f"params[{k!r}] has shape {got}, but the module's parameter has shape {want}: "
+                "w* must be of the loss's module (a state dict of another architecture?)"
+            )
     trainable = [k for k, p in module.named_parameters() if p.requires_grad]
     if missing := [k for k in trainable if k not in seen]:
         raise InvalidInputError(

@@ -132,6 +132,14 @@ def as_seed(value: Any) -> int:
     return int(value)
 
 
+def as_seeds(value: Any, count: int) -> int:
+    """The first of the seeds ``value`` + 0 … ``value`` + count − 1 (a series' or a sweep's), a
+    Python int, each checked by ``as_seed`` before any estimate runs."""
+    first = as_seed(value)
+    as_seed(first + max(count - 1, 0))
+    return first
+
+
 @dataclass(frozen=True)
 class SamplerOptions:
     """Settings both estimators share (``estimate_llc`` documents them)."""

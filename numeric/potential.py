@@ -331,18 +331,28 @@ def as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:
     return w
 
 
+def _rows(d: int) -> int:
+    """Rows of the batch K is probed with: 3, or 4 where d = 3 (a K that indexes the leading
+    axis, w[0] for w[..., 0], must not pass because the batch happens to be square)."""
+    return 4 if d == 3 else 3
+
+
 def check_potential(K: Potential, w: Tensor) -> Tensor:
-    """K(w*), after checking that K maps a [3, d] batch to shape (3,) and is finite at w*."""
+    """K(w*), after checking that K maps a [r, d] batch to shape (r,) and is finite at w*."""
+    r = _rows(w.numel())
     try:
-        out = K(w.expand(3, -1))
+        out = K(w.expand(r, -1))
     except (RuntimeError, IndexError, TypeError, ValueError) as exc:
         raise InvalidInputError(
-            f"K failed on a [3, {w.numel()}] batch of parameters: {exc}. K must take a tensor with "
-            "the parameters on its last axis and leading axes for chains"
+            f"K failed on a [{r}, {w.numel()}] batch of parameters: {exc}. K must take a tensor "
+            "with the parameters on its last axis (w[..., j]) and leading axes for chains"
         ) from exc
-    if not isinstance(out, Tensor) or tuple(out.shape) != (3,):
+    if not isinstance(out, Tensor) or tuple(out.shape) != (r,):
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-        raise InvalidInputError(f"K(w[3, d]) must return shape (3,), got {shape}")
+        raise InvalidInputError(
+            f"K(w[{r}, d]) must return shape ({r},), got {shape}: K takes the parameters on "
+            "its last axis (w[..., j], not w[j]) and leading axes for chains"
+        )
     k_star = out[0].detach()
     if not bool(torch.isfinite(k_star)):
         raise InvalidInputError(f"K(w*) = {float(k_star)} is not finite")
@@ -353,7 +363,7 @@ def require_finite_gradient(K: Potential, w: Tensor) -> None:
     """Refuse a K whose gradient at w* is NaN or inf, naming the first such entry: chains that
     start at w* could not leave it (every MALA proposal from there is NaN and rejected, and an
     unadjusted step lands on NaN), and the estimate would read 0."""
-    x = w.detach().expand(3, -1).clone().requires_grad_(True)
+    x = w.detach().expand(_rows(w.numel()), -1).clone().requires_grad_(True)
     try:
         with torch.enable_grad():
             out = K(x)

@@ -41,7 +41,7 @@ MAX_POINTS_PER_AXIS = 100_001
 MAX_GRID_POINTS = 10**8  # quadrature points in all (minutes of NumPy work)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared and hashed by identity
 class GaussianLinear:
     """y ≈ Xw with loss L(w) = loss_scale·mean_i (y_i − x_iᵀw)²; ``loss_fn``/``data`` for
     ``estimate_llc`` (params ``{"w": w}``) and ``minimiser`` ŵ."""

@@ -116,7 +116,7 @@ class StepCheck:
     trend_stderr: float = float("nan")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared and hashed by identity
 class FullDataLLC:
     """The estimate from full-data losses L_n(w_t) evaluated every ``config.full_loss_every``."""
 
@@ -128,7 +128,7 @@ class FullDataLLC:
     ess: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared and hashed by identity
 class LLCEstimate:
     r"""λ̂ = nβ·(E[L(w)] − L(w*)) from SGLD/MALA draws, with error bars and findings.
 
@@ -213,7 +213,7 @@ class LLCEstimate:
         return head + "\n" + format_findings(self.diagnostics)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared and hashed by identity
 class ChainStats:
     mean: float
     std: float

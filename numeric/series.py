@@ -37,7 +37,7 @@ from numeric.errors import InvalidInputError, NumericError
 from numeric.llc import estimate_llc
 from numeric.model import LossFn
 from numeric.module_loss import running_statistics
-from numeric.options import LLCOptions
+from numeric.options import LLCOptions, as_seeds
 from numeric.restrict import (
     FrozenParams,
     RestrictedLoss,
@@ -96,6 +96,7 @@ def estimate_llc_series(
         raise InvalidInputError("workers and ray_init are for engine='ray'")
     _check_options(options, seed)
     cps = as_checkpoints(checkpoints)
+    seed = as_seeds(seed, len(cps))  # every seed + k, up front; a Python int in the records
     data = as_data(data)  # once, not per checkpoint (nor per Ray worker)
     task = SeriesTask.build(loss_fn, cps, data, select, seed, on_error, options)
     if engine == "ray":

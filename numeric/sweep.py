@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from numeric.errors import InvalidInputError
+from numeric.findings import Finding
 from numeric.llc import estimate_llc
+from numeric.options import as_seeds
 from numeric.potential import estimate_llc_potential
 from numeric.result import LLCEstimate
 
@@ -29,6 +31,29 @@ class SweepResult:
     nbetas: tuple[float, ...]
     estimates: tuple[LLCEstimate, ...]
     chi2: float
+
+    @property
+    def errors(self) -> tuple[tuple[float, Finding], ...]:
+        """(nβ, finding) for each error finding of the estimates: inputs of the regression a
+        reader should not trust."""
+        return tuple(
+            (nb, f)
+            for nb, est in zip(self.nbetas, self.estimates, strict=True)
+            for f in est.diagnostics
+            if f.severity == "error"
+        )
+
+    def __str__(self) -> str:
+        lines = [
+            f"λ (intercept) = {self.intercept:.4g} ± {self.intercept_stderr:.2g}, slope "
+            f"{self.slope:.3g} ± {self.slope_stderr:.2g} (≈ −(m − 1)), χ² = {self.chi2:.3g} "
+            f"over {len(self.nbetas)} nβ"
+        ]
+        for nb, est in zip(self.nbetas, self.estimates, strict=True):
+            codes = [f.code for f in est.diagnostics if f.severity == "error"]
+            flag = f"  errors: {', '.join(codes)}" if codes else ""
+            lines.append(f"  nβ = {nb:.4g}: λ̂ = {est.mean:.4g} ± {est.stderr:.2g}{flag}")
+        return "\n".join(lines)
 
 
 def temperature_sweep(
@@ -47,6 +72,7 @@ def temperature_sweep(
     nb = _nbetas(nbetas)
     if len(set(nb)) < 2 or any(not (math.isfinite(x) and x > 1) for x in nb):
         raise InvalidInputError("nbetas needs at least two distinct values > 1")
+    seed = as_seeds(seed, len(nb))  # every seed + j, before the first estimate runs
     ests = tuple(estimator(*args, nbeta=x, seed=seed + j, **kwargs) for j, x in enumerate(nb))
     return regress(nb, ests)
 

@@ -36,6 +36,18 @@ def test_regression_recovers_a_line() -> None:
     assert 0 < r.intercept_stderr < 1
 
 
+def test_a_sweep_names_the_estimates_that_carry_errors() -> None:
+    nb = [1e2, 1e3]
+    ests = [_fake(0.4, 0.01), _fake(0.45, 0.01)]
+    bad = numeric.Finding("slow_mixing", "error", "the chains have not mixed", {})
+    ests = [type(e)(**{**e.__dict__, "diagnostics": d}) for e, d in zip(ests, [(), (bad,)])]
+    r = regress(nb, ests)
+    assert r.errors == ((1e3, bad),)
+    text = str(r)
+    assert "nβ = 1000: λ̂ = 0.45" in text and "errors: slow_mixing" in text
+    assert text.count("errors:") == 1 and text.startswith("λ (intercept) = ")
+
+
 def test_sweep_on_a_regular_potential() -> None:
     r = temperature_sweep(
         numeric.estimate_llc_potential,

@@ -155,7 +155,7 @@ def test_recorder_schedule_and_sources() -> None:
     assert recorded == [False, True, False, True, False]
     w["w"] += 1  # the recorder kept copies
     assert [cp.params["w"].tolist() for cp in rec] == [[0.0, 0.0], [0.0, 0.0]]
-    with pytest.raises(InvalidInputError, match="record steps in order"):
+    with pytest.raises(InvalidInputError, match="step 3 comes again, which was recorded"):
         rec(3)
     with pytest.raises(InvalidInputError, match="every must be an int"):
         numeric.CheckpointRecorder(nn.Linear(1, 1), every=0)
