@@ -6,13 +6,14 @@ import math
 
 import pytest
 import torch
+from test_numeric_kernel import _setup  # the sin regression of the kernel's tests
 
 import numeric
-from numeric import kernel, sgld
+from numeric import kernel
 from numeric.data import draw_indices
 from numeric.gradients import make_gradient
 from numeric.reference import GaussianLinear, expected_llc
-from numeric.types import Constants, KernelSpec
+from numeric.types import KernelSpec
 from verification.models import product_regression
 
 
@@ -110,28 +111,6 @@ def test_heated_minibatches_name_the_full_batch_where_it_is_cheaper() -> None:
     assert g.values["gain"] == pytest.approx(f.values["gain"] / 2)
 
 
-def _sine_regression():
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(200, 3, generator=g, dtype=torch.float64)
-    y = torch.sin(x @ torch.tensor([1.0, -0.5, 0.25], dtype=torch.float64))
-    w_star = torch.tensor([0.9, -0.4, 0.3], dtype=torch.float64)
-
-    def f(w: torch.Tensor, batch) -> torch.Tensor:
-        xb, yb = batch
-        return 0.5 * (torch.sin(xb @ w) - yb).square().mean()
-
-    consts = Constants(
-        w_star,
-        torch.zeros(3, dtype=torch.float64),
-        None,
-        torch.zeros(3, 0, dtype=torch.float64),
-        200.0,
-        1.0,
-        0.0,
-    )
-    return f, (x, y), consts, g
-
-
 class _Rows:
     """Data indexable only by a tensor of indices (no tensor parts): indexed, not shared as is."""
 
@@ -151,7 +130,7 @@ def test_full_batch_gradient_is_the_exact_gradient_on_the_shared_data(
     stacked: bool, indexable: bool
 ) -> None:
     """ĝ = ∇L_n(w) per chain and L_B(w*) = L_n(w*), by hand, the data not copied per chain."""
-    f, (x, y), k, g = _sine_regression()
+    f, _, k, (x, y), _, g = _setup(cv=False)
     data = _Rows(x, y) if indexable else (x, y)
     spec = KernelSpec(control_variate=False, integrator="lm", stacked=stacked, full_batch=True)
     w = k.w_star + 0.1 * torch.randn(3, 3, generator=g, dtype=torch.float64)
@@ -169,10 +148,9 @@ def test_full_batch_gradient_is_the_exact_gradient_on_the_shared_data(
 def test_full_batch_functional_block_equals_eager() -> None:
     """The form torch.compile traces (the data handed whole to every step) takes the same steps
     as the eager one."""
-    f, data, k, g = _sine_regression()
+    f, _, k, data, state, g = _setup(cv=False)
     spec = KernelSpec(control_variate=False, integrator="baoab", stacked=True, full_batch=True)
     k = k._replace(friction=2.0)
-    state = sgld.init(k.w_star.expand(3, 3), g)
     noise = kernel.draw_block(g, kernel.UNROLL, 3, 200, 200, k.w_star)
     eager = kernel.make_block(f, spec, functional=False)
     functional = kernel.make_block(f, spec, functional=True)
@@ -192,7 +170,7 @@ def test_a_full_batch_kernel_with_a_control_variate_is_refused() -> None:
 def test_compiled_full_batch_estimate_equals_eager() -> None:
     """compile=True at batch_size = n: the data handed whole to the compiled steps, nothing
     gathered; the same estimate up to rounding."""
-    f, data, k, _ = _sine_regression()
+    f, _, k, data, _, _ = _setup(cv=False)
     kw = dict(num_chains=2, num_burnin=16, num_draws=40, step_size=1e-4, seed=3, batch_size=200)
 
     def loss_fn(p: dict[str, torch.Tensor], batch) -> torch.Tensor:
