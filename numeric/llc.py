@@ -127,8 +127,9 @@ def estimate_llc(
     drawn in blocks that end at these evaluations, so another ``full_loss_every`` gives other
     chains from the same seed (as valid, not the same bits).
 
-    ``batch_size`` B (default min(n, 256)): each chain's minibatch per step, drawn with
-    replacement; B = n (the default for n ≤ 256) is the full data at every step
+    ``batch_size`` B (default 256, or n where n ≤ 256 or a step on all n samples costs no more
+    than a control-variate step of 256: n ≤ 512·C/(C + 1), ``model.default_batch_size``): each
+    chain's minibatch per step, drawn with replacement; B = n is the full data at every step
     (``data.draw_indices``): ĝ = ∇L_n(w) exactly (``config.gradient`` "exact"; no control
     variate, no anchors), at n/B times a minibatch step's cost, and no minibatch heating, so
     BAOAB's friction stays at critical damping. Where the heating raises the friction far above

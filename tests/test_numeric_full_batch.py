@@ -180,3 +180,33 @@ def test_compiled_full_batch_estimate_equals_eager() -> None:
     compiled = numeric.estimate_llc(loss_fn, {"w": k.w_star}, data, compile=True, **kw)
     assert eager.config.gradient == compiled.config.gradient == "exact"
     assert math.isclose(compiled.mean, eager.mean, rel_tol=1e-6, abs_tol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("n", "chains", "gradient", "anchor_every", "batch"),
+    [
+        (200, 4, "control_variate", None, 200),  # n ≤ 256
+        (409, 4, "control_variate", None, 409),  # 5·409 ≤ 8·256
+        (410, 4, "control_variate", None, 256),
+        (455, 8, "control_variate", None, 455),  # 9·455 ≤ 16·256
+        (300, 1, "control_variate", None, 256),  # 2·300 > 2·256
+        (300, 4, "minibatch", None, 256),  # plain minibatch gradients asked for
+        (300, 4, "control_variate", 16, 256),  # anchors asked for
+    ],
+)
+def test_the_default_batch_is_the_data_where_a_step_on_it_costs_no_more(
+    n: int, chains: int, gradient: str, anchor_every: int | None, batch: int
+) -> None:
+    """(C + 1)·n rows·samples at the full batch against 2C·256 for a control-variate step."""
+    from types import SimpleNamespace
+
+    from numeric.model import default_batch_size
+
+    opts = SimpleNamespace(num_chains=chains, gradient=gradient, anchor_every=anchor_every)
+    assert default_batch_size(n, opts) == batch
+
+
+def test_an_estimate_at_n_400_with_the_defaults_runs_on_the_full_batch() -> None:
+    loss_fn, w_star, data = _product_regression(400, 0)
+    est = numeric.estimate_llc(loss_fn, w_star, data, num_chains=4, num_draws=200, seed=0)
+    assert est.config.batch_size == 400 and est.config.gradient == "exact"
