@@ -109,3 +109,15 @@ def test_special_points_never_exceed_the_generic_point(case):
         # v_:1 = 0: unit 1 contributes nothing, and its w_1 is free: rank ≤ that of K − 1 units + p.
         smaller = rlct.generic_rank(d, p, K - 1) if K > 1 else 0
         assert rlct.jacobian_rank(case.W, case.V) <= smaller + p
+
+
+@settings(max_examples=60, deadline=None)
+@given(vs.quadratic_cases(max_d=32, max_p=32, max_K=32))
+def test_quadratic_cases_at_the_largest_bounds_can_all_be_computed(case):
+    """K is drawn at most as wide as the exact Jacobian rlct builds allows (d = 30, p = 13,
+    K = 24 without data needed 6.2·10⁶ entries against 4·10⁶)."""
+    from rlct.quadratic.point import MAX_JACOBIAN_ENTRIES, jacobian_shape
+
+    d, p, K = case.shape
+    rows, cols = jacobian_shape(d, p, K, None if case.X is None else len(case.X), False)
+    assert rows * cols <= MAX_JACOBIAN_ENTRIES

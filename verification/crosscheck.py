@@ -206,6 +206,17 @@ def _chain_reasons(
     return reasons
 
 
+@dataclass(frozen=True)
+class LaplaceReference:
+    """λ_β of the quadratic approximation of L_n at a minimum: ½·Σ nβh_i/(nβh_i + γ) over the
+    Hessian's eigenvalues h_i. At a point of locally constant rank the loss is locally quadratic
+    in the identifiable directions, so this is the finite-temperature target up to higher-order
+    terms of L_n (not included in ``abserr``)."""
+
+    value: float
+    abserr: float = 0.0
+
+
 def decide(
     case: str,
     exact: RLCT,
@@ -215,11 +226,14 @@ def decide(
     rule: DecisionRule = DecisionRule(),
     seconds: float = float("nan"),
     systematic: float = 0.0,
+    caveats: tuple[str, ...] = (),
 ) -> CrossCheck:
     """Compare an ``LLCEstimate`` with an exact ``RLCT`` (and an optional ``ExpectedLLC``).
 
     ``systematic`` is an extra, documented source of bias added to σ_bias in quadrature (e.g.
     localising at the true parameter instead of a minimum of L_n, see :mod:`verification.catalogue`).
+    ``caveats``: reasons, found by the caller, why the comparison does not hold (the verdict is
+    then "inconclusive", with them among its reasons).
     """
     check_type("case", case, str)
     check_type("exact", exact, RLCT)
@@ -256,6 +270,9 @@ def decide(
         )
     reasons = _chain_reasons(mean, se, ess, rhat, nbeta, rule)
     reasons += [f"diagnostic: {getattr(f, 'code', f)}" for f in errors]
+    for c in caveats:
+        check_type("caveats[]", c, str)
+        reasons.append(c)
     target, sigma, ref_value = _target(exact, nbeta, reference, reasons)
     sigma = math.hypot(sigma, systematic)
     z = None

@@ -18,6 +18,7 @@ from numeric.linalg import least_squares, one_thread
 
 from ._validate import check_data_size
 from .cases import DLNCase, PotentialCase, RRRCase
+from .errors import InvalidTypeError
 
 __all__ = [
     "RegressionProblem",
@@ -38,7 +39,7 @@ def _polynomial(K: object, variables: object) -> sp.Poly:
         or not variables
         or not all(isinstance(v, sp.Symbol) for v in variables)
     ):
-        raise TypeError(
+        raise InvalidTypeError(
             f"variables must be a non-empty sequence of sympy Symbols, got {variables!r}"
         )
     if not isinstance(K, sp.Expr):
@@ -46,7 +47,7 @@ def _polynomial(K: object, variables: object) -> sp.Poly:
         why = (
             " (a string is refused: sympy would evaluate it as code)" if isinstance(K, str) else ""
         )
-        raise TypeError(
+        raise InvalidTypeError(
             f"K must be a sympy expression in {tuple(variables)}, got {type(K).__name__} "
             f"{shown}{why}"
         )
@@ -58,7 +59,8 @@ def polynomial_potential(
 ) -> Callable[[Tensor], Tensor]:
     """K as a torch function of w[..., d] (parameters on the last axis, leading axes for chains).
 
-    K must be a sympy expression and the variables sympy Symbols (TypeError otherwise)."""
+    K must be a sympy expression and the variables sympy Symbols (``InvalidTypeError``, a
+    ``TypeError``, otherwise)."""
     terms = [(float(c), m) for m, c in _polynomial(K, variables).terms()]
 
     def potential(w: Tensor) -> Tensor:

@@ -207,15 +207,17 @@ def _plot(records: Sequence[CrossCheck], path: Path) -> bool:
 
 
 def summary_line(report: Report) -> str:
-    """One line: how many cases agree / disagree / are inconclusive, and the wall time."""
+    """One line: how many cases agree / disagree / are inconclusive / have no exact value (each
+    shown where any has it, so the counts add up), and the wall time."""
     counts = {
         v: sum(r.verdict == v for r in report.records)
-        for v in ("agree", "disagree", "inconclusive")
+        for v in ("agree", "disagree", "inconclusive", "no exact value")
     }
-    return (
-        f"{len(report.records)} cases: {counts['agree']} agree, {counts['disagree']} disagree, "
-        f"{counts['inconclusive']} inconclusive; {report.seconds:.0f} s in all."
-    )
+    parts = [f"{counts['agree']} agree", f"{counts['disagree']} disagree"]
+    parts.append(f"{counts['inconclusive']} inconclusive")
+    if counts["no exact value"]:
+        parts.append(f"{counts['no exact value']} without an exact value")
+    return f"{len(report.records)} cases: {', '.join(parts)}; {report.seconds:.0f} s in all."
 
 
 def write_report(report: Report, out: Path) -> Path:

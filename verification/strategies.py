@@ -18,16 +18,16 @@ are built from that seed downstream.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import sympy as sp
 from hypothesis import assume
 from hypothesis import strategies as st
 
 import rlct
+from rlct.quadratic.point import MAX_JACOBIAN_ENTRIES
 
+from ._bad_calls import BadInput, bad_estimator, bad_normal_crossing, bad_polynomial, bad_rrr
 from ._strategy_args import OPTIONAL_BOOL, checked
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 
@@ -183,7 +183,11 @@ def _linear(draw, w: tuple[sp.Symbol, ...]) -> dict[sp.Symbol, sp.Expr]:
 def diffeomorphic_polynomials(
     draw, dim: int = 2, max_degree: int = 12, max_k: int = 2, priors: bool = True
 ):
-    """K = K₀∘Φ with (λ, m) known by construction, degenerate in its own coordinates.
+    """K = K₀∘Φ with (λ, m) known by construction, written in other coordinates than K₀'s.
+
+    The change of coordinates usually leaves K degenerate in its own coordinates, not always: in
+    100 draws at dim = 2 a third were Newton non-degenerate as written ((x + 5y)⁴ + y², say),
+    where the Newton step alone is exact.
 
     K₀ is a sum of normal-crossing monomials on a partition of the variables (λ = Σ of the blocks'
     min (h_j+1)/(2k_j), m = Σ m_b − (#blocks − 1)); Φ composes one to three maps fixing 0 that keep
@@ -246,115 +250,14 @@ def dln_cases(draw, max_layers: int = 4, max_width: int = 6):
     return DLNCase(widths, r)
 
 
-@dataclass(frozen=True)
-class BadInput:
-    """A call that must raise ``error`` with a message matching ``match``."""
-
-    description: str
-    call: Callable[[], object]
-    error: type[Exception]
-    match: str
-
-
-def _bad_normal_crossing(draw) -> BadInput:
-    kind = draw(st.sampled_from(["negative", "all_zero", "prior", "length"]))
-    d = draw(st.integers(1, 3))
-    k = draw(st.lists(st.integers(1, 3), min_size=d, max_size=d))
-    if kind == "negative":
-        j = draw(st.integers(0, d - 1))
-        k[j] = -draw(st.integers(1, 3))
-        return BadInput(
-            f"k={k}", lambda: rlct.normal_crossing(k), rlct.InvalidExponentError, "negative"
-        )
-    if kind == "all_zero":
-        return BadInput(
-            f"k={[0] * d}",
-            lambda: rlct.normal_crossing([0] * d),
-            rlct.InvalidExponentError,
-            "all zero",
-        )
-    if kind == "prior":
-        h = [Fraction(0)] * d
-        h[0] = Fraction(-draw(st.integers(2, 8)), 2)
-        return BadInput(
-            f"h={h}", lambda: rlct.normal_crossing(k, h), rlct.InvalidPriorError, "integrable"
-        )
-    return BadInput(
-        f"k={k}, h of length {d + 1}",
-        lambda: rlct.normal_crossing(k, [0] * (d + 1)),
-        rlct.InvalidPriorError,
-        "length",
-    )
-
-
-def _bad_rrr(draw) -> BadInput:
-    M, N, H = (draw(st.integers(1, 4)) for _ in range(3))
-    r = min(M, N, H) + draw(st.integers(1, 3))
-    return BadInput(
-        f"rrr(M={M},N={N},H={H},r={r})",
-        lambda: rlct.reduced_rank_regression(M, N, H, r),
-        rlct.InvalidShapeError,
-        "exceeds",
-    )
-
-
-def _bad_polynomial(draw) -> BadInput:
-    x, y = sp.symbols("x y", real=True)
-    odd = draw(st.sampled_from([1, 3, 5]))
-    K = x**odd + y**2
-    return BadInput(
-        f"K={K}", lambda: rlct.from_polynomial(K, (x, y)), rlct.NotNonNegativeError, "not ≥ 0"
-    )
-
-
-def _bad_estimator(draw) -> BadInput:
-    import numeric
-
-    def K(w):
-        return (w**2).sum(-1)
-
-    kind = draw(st.sampled_from(["nbeta", "step_size", "w_star", "num_chains"]))
-    if kind == "nbeta":
-        v = draw(st.sampled_from([0.0, -1.0, float("nan"), float("inf")]))
-        return BadInput(
-            f"nbeta={v}",
-            lambda: numeric.estimate_llc_potential(K, [0.0], 100, nbeta=v),
-            numeric.InvalidInputError,
-            "nbeta",
-        )
-    if kind == "step_size":
-        v = draw(st.sampled_from([0.0, -1e-3, float("nan")]))
-        return BadInput(
-            f"step_size={v}",
-            lambda: numeric.estimate_llc_potential(K, [0.0], 100, step_size=v),
-            numeric.InvalidInputError,
-            "step_size",
-        )
-    if kind == "w_star":
-        v = draw(st.sampled_from([float("nan"), float("inf")]))
-        return BadInput(
-            f"w_star=[{v}]",
-            lambda: numeric.estimate_llc_potential(K, [v], 100),
-            numeric.InvalidInputError,
-            "not finite",
-        )
-    v = draw(st.sampled_from([0, -2]))
-    return BadInput(
-        f"num_chains={v}",
-        lambda: numeric.estimate_llc_potential(K, [0.0], 100, num_chains=v),
-        numeric.InvalidInputError,
-        "num_chains",
-    )
-
-
 @checked(estimator=bool)
 @st.composite
 def bad_inputs(draw, estimator: bool = True):
     """Invalid inputs for the exact layer and the estimator, each with the documented error it
     must raise (``estimator=False`` keeps to :mod:`rlct`, which does not need torch)."""
-    makers = [_bad_normal_crossing, _bad_rrr, _bad_polynomial]
+    makers = [bad_normal_crossing, bad_rrr, bad_polynomial]
     if estimator:
-        makers.append(_bad_estimator)
+        makers.append(bad_estimator)
     return draw(st.sampled_from(makers))(draw)
 
 
@@ -368,12 +271,23 @@ def quadratic_shapes(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6):
 _SPECIAL = ("inactive unit", "zero feature", "parallel features")
 
 
+def _largest_width(d: int, p: int) -> int:
+    """The largest K whose exact Jacobian fits ``MAX_JACOBIAN_ENTRIES`` with any of the case's
+    inputs (none: p·d(d + 1)/2 rows; n = d + 3 random samples; modular addition's (d/2)²), at
+    least 1 (every d, p ≤ 32 fits at K = 1)."""
+    rows = p * max(d * (d + 1) // 2, d + 3, (d // 2) ** 2)
+    return max(1, MAX_JACOBIAN_ENTRIES // (rows * (d + p)))
+
+
 @checked(max_d=(1, 32), max_p=(1, 32), max_K=(1, 32), data=OPTIONAL_BOOL)
 @st.composite
 def quadratic_cases(draw, max_d: int = 4, max_p: int = 3, max_K: int = 6, data: bool | None = None):
     """A quadratic network at a generic integer point or at a special point where the rank can
-    drop, with random integer inputs (n = d + 3), modular-addition inputs, or no data."""
-    d, p, K = draw(quadratic_shapes(max_d, max_p, max_K))
+    drop, with random integer inputs (n = d + 3), modular-addition inputs, or no data. K is
+    drawn up to ``max_K`` and at most the width whose exact Jacobian rlct builds
+    (``rlct.quadratic.point.MAX_JACOBIAN_ENTRIES``): every case can be computed."""
+    d, p = draw(st.integers(1, max_d)), draw(st.integers(1, max_p))
+    K = draw(st.integers(1, min(max_K, _largest_width(d, p))))
     ints = st.integers(-5, 5).filter(bool)
     W = [[draw(ints) for _ in range(K)] for _ in range(d)]
     V = [[draw(ints) for _ in range(K)] for _ in range(p)]
