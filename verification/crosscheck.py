@@ -226,14 +226,11 @@ def decide(
     rule: DecisionRule = DecisionRule(),
     seconds: float = float("nan"),
     systematic: float = 0.0,
-    caveats: tuple[str, ...] = (),
 ) -> CrossCheck:
     """Compare an ``LLCEstimate`` with an exact ``RLCT`` (and an optional ``ExpectedLLC``).
 
     ``systematic`` is an extra, documented source of bias added to σ_bias in quadrature (e.g.
     localising at the true parameter instead of a minimum of L_n, see :mod:`verification.catalogue`).
-    ``caveats``: reasons, found by the caller, why the comparison does not hold (the verdict is
-    then "inconclusive", with them among its reasons).
     """
     check_type("case", case, str)
     check_type("exact", exact, RLCT)
@@ -270,9 +267,6 @@ def decide(
         )
     reasons = _chain_reasons(mean, se, ess, rhat, nbeta, rule)
     reasons += [f"diagnostic: {getattr(f, 'code', f)}" for f in errors]
-    for c in caveats:
-        check_type("caveats[]", c, str)
-        reasons.append(c)
     target, sigma, ref_value = _target(exact, nbeta, reference, reasons)
     sigma = math.hypot(sigma, systematic)
     z = None
