@@ -49,15 +49,19 @@ def require_memory(
     )
 
 
-def saved_bytes(forward: Callable[[], Tensor]) -> int:
+def saved_bytes(forward: Callable[[], Tensor], params: Tensor) -> int:
     """Bytes of the tensors autograd keeps for the backward pass of ``forward()`` (the
-    activations a gradient holds at its peak), each storage counted once."""
+    activations a gradient holds at its peak), each storage counted once, views of ``params``
+    (the weights, counted with the chains' state) not at all."""
     seen: dict[tuple[int, str], int] = {}
+    own = params.untyped_storage().data_ptr()
 
     def pack(t: Tensor) -> Tensor:
         try:
-            key = (t.untyped_storage().data_ptr(), str(t.device))
-            seen[key] = max(seen.get(key, 0), t.untyped_storage().nbytes())
+            ptr = t.untyped_storage().data_ptr()
+            if ptr != own:
+                key = (ptr, str(t.device))
+                seen[key] = max(seen.get(key, 0), t.untyped_storage().nbytes())
         except (RuntimeError, NotImplementedError):  # no storage (a functorch wrapper)
             seen[(id(t), str(t.device))] = t.numel() * t.element_size()
         return t
@@ -67,17 +71,19 @@ def saved_bytes(forward: Callable[[], Tensor]) -> int:
     return sum(seen.values())
 
 
-def activation_bytes(forward: Callable[[int], Tensor], batch: int, rows: int, n: int) -> int:
+def activation_bytes(
+    forward: Callable[[int], Tensor], params: Tensor, batch: int, rows: int, n: int
+) -> int:
     """Bytes of the activations ``rows`` gradients of minibatches of ``batch`` samples keep, and
     of their gradients in the backward pass (as much again: a 3-128-1 MLP's run at 400 chains
-    peaked 2.1 times above the saved activations), from ``forward(b)`` (the loss at w* on the
-    first b samples, with w* requiring grad) at b = 8 and 16: a part per sample (the slope) and a
-    part per row (the rest); 0 where n < 2."""
+    peaked 2.1 times above the saved activations), from ``forward(b)`` (the loss at w* =
+    ``params`` on the first b samples, with w* requiring grad; its own views not counted) at
+    b = 8 and 16: a part per sample (the slope) and a part per row (the rest); 0 where n < 2."""
     small, large = min(8, n), min(16, n)
     if large <= small:
         return 0
-    at_small = saved_bytes(lambda: forward(small))
-    at_large = saved_bytes(lambda: forward(large))
+    at_small = saved_bytes(lambda: forward(small), params)
+    at_large = saved_bytes(lambda: forward(large), params)
     per_sample = max(at_large - at_small, 0) / (large - small)
     fixed = max(at_small - per_sample * small, 0)
     return int(2 * rows * (per_sample * batch + fixed))

@@ -297,7 +297,7 @@ def setup_problem(
     rows = torch.arange(min(n, 16), device=w_star.device)
     # the rows [w; w*] of every chain (``gradients``), each keeping a minibatch's activations
     kept = activation_bytes(
-        lambda b: model.f(w_grad, take(data, rows[:b])), bsz, 2 * opts.num_chains, n
+        lambda b: model.f(w_grad, take(data, rows[:b])), w_grad, bsz, 2 * opts.num_chains, n
     )
     check_memory(opts, w_star, n, bsz, data, kept)
     init_loss_t, g_star = full_grad_at_w_star(model, w_star)

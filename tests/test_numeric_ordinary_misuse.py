@@ -184,3 +184,18 @@ def test_data_nested_in_data_is_refused_by_name() -> None:
     loss_fn, w = numeric.from_module(_mlp(), F.mse_loss)
     with pytest.raises(InvalidInputError, match=r"data\[0\] is a tuple: data nested"):
         numeric.estimate_llc(loss_fn, w, ((x,), y), **FAST)
+
+
+def test_the_activation_count_leaves_out_the_weights_themselves() -> None:
+    """Views of w* that autograd saves are the chains' state, counted apart: a forward pass that
+    saves a 40 MB view of the weights keeps only its activations (16 × 10 floats per sample)."""
+    from numeric.memory import activation_bytes
+
+    w = torch.zeros(10**7, requires_grad=True)
+    x = torch.randn(16, 10)
+
+    def forward(b: int) -> torch.Tensor:
+        return (x[:b] @ w[:100].reshape(10, 10)).square().mean() + w.sum() * 0
+
+    kept = activation_bytes(forward, w, batch=256, rows=8, n=16)
+    assert 0 < kept < 2**20  # 40 MB per row, were the weights counted
