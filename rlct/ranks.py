@@ -256,6 +256,18 @@ class GenericRank:
             f"≤ δ = {float(self.failure_probability):.3g}"
         )
 
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-able data: the bound δ exactly, as the string of its fraction."""
+        return {
+            "rank": self.rank,
+            "upper_bound": self.upper_bound,
+            "certified": self.certified,
+            "failure_probability": str(self.failure_probability),
+            "points": self.points,
+            "seed": self.seed,
+            "description": self.describe(),
+        }
+
 
 def random_prime(rng: np.random.Generator) -> int:
     """A uniformly random prime in [2^60, 2^61) (rejection sampling; FLINT's test is proven)."""

@@ -467,3 +467,16 @@ def test_the_shape_bound_only_shortens_the_rank_never_changes_it(d, p, K, n, cen
     ip = integer_point(parse_point(W, V, X, centered))
     J = build_jacobian(ip.W, ip.V, ip.X, ip.b, ip.centered)
     assert jacobian_rank(W, V, X, centered) == sp.Matrix(J.tolist()).rank()
+
+
+def test_a_generic_rank_certificate_is_plain_json() -> None:
+    import json
+    from fractions import Fraction
+
+    from rlct.quadratic.generic import generic_rank_certificate
+
+    cert = generic_rank_certificate(2, 1, 2)
+    d = json.loads(json.dumps(cert.to_dict()))
+    assert d["rank"] == cert.rank == 3 and d["certified"] is True  # Sym(2) has dimension 3
+    assert Fraction(d["failure_probability"]) == cert.failure_probability == 0
+    assert d["description"].startswith("certified: the rank 3")
