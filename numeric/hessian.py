@@ -118,10 +118,11 @@ def _flat_loss(
 
 
 def _check_scalar(call: Callable[[], Any]) -> None:
-    """The loss, called once at w*, returns a floating-point scalar tensor (the mean loss)."""
+    """The loss, called once at w*, returns a floating-point scalar tensor (the mean loss; one
+    element of any shape, as autograd takes it)."""
     with torch.no_grad():
         out = call()
-    if not (isinstance(out, Tensor) and out.dim() == 0 and out.is_floating_point()):
+    if not (isinstance(out, Tensor) and out.numel() == 1 and out.is_floating_point()):
         what = (
             f"a {out.dtype} tensor of shape {tuple(out.shape)}"
             if isinstance(out, Tensor)
