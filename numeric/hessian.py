@@ -31,13 +31,11 @@ import torch
 from torch import Tensor
 from torch.func import vmap
 
-from numeric._params import flatten_params
 from numeric.data import data_len, take, to_device
 from numeric.data_input import as_data
 from numeric.denormals import flushing_denormals
 from numeric.errors import InvalidInputError
-from numeric.model import loss_on_run
-from numeric.module_loss import ModuleLoss, check_module_params
+from numeric.model import flat_params
 from numeric.options import as_seed, check_choice, check_int, check_real
 from numeric.restrict import require_eval_mode
 from numeric.torch_limits import run_differentiable
@@ -88,12 +86,9 @@ def _flat_loss(
             raise InvalidInputError("params are not finite")
         shape = params.shape
         unflat: Callable[[Tensor], Any] = lambda f: f.reshape(shape)  # noqa: E731
-    else:
-        if isinstance(loss, ModuleLoss) and isinstance(params, Mapping):
-            check_module_params(loss, list(params), params)  # as estimate_llc
-        w0, spec = flatten_params(params, dtype=None, device=None)
+    else:  # as estimate_llc: the module's names and shapes, its buffers in the params' dtype
+        w0, spec, loss = flat_params(loss, params, dtype=None, device=None)
         unflat = spec.unflatten
-    loss = loss_on_run(loss, w0.device, w0.dtype)  # a module's buffers in the params' dtype
     if data is None:
         _check_callable_alone(loss, unflat(w0))
         _check_scalar(lambda: loss(unflat(w0)))

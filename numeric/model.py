@@ -224,7 +224,24 @@ def full_data_hessian(
     return total
 
 
-def loss_on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
+def flat_params(
+    loss_fn: LossFn,
+    params: Mapping[str, Tensor],
+    *,
+    dtype: torch.dtype | None,
+    device: torch.device | str | None,
+) -> tuple[Tensor, ParamSpec, LossFn]:
+    """w* flattened (``flatten_params``), after a ``from_module`` loss's params are checked
+    against its module (before flattening: a state_dict's integer buffer, num_batches_tracked,
+    is named as a buffer, not as a dtype), with the loss whose module state is on w*'s device
+    and dtype (``_on_run``): what ``estimate_llc`` and the Hessian measures start from."""
+    if isinstance(loss_fn, ModuleLoss) and isinstance(params, Mapping):
+        check_module_params(loss_fn, params)
+    w_star, spec = flatten_params(params, dtype=dtype, device=device)
+    return w_star, spec, _on_run(loss_fn, w_star.device, w_star.dtype)
+
+
+def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
     """``loss_fn`` with a module's fixed state (buffers, frozen parameters) on the run's device
     and dtype, where the loss knows how (``ModuleLoss``, and ``numeric.restrict``'s wrapper of
     one: ``with_fixed_state_on``); other losses as given."""
@@ -261,13 +278,7 @@ def setup_problem(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
 ) -> Problem:
     """The ``Problem`` of ``estimate_llc(loss_fn, params, data, ...)`` (module docstring)."""
-    if isinstance(loss_fn, ModuleLoss) and isinstance(params, Mapping):
-        check_module_params(
-            loss_fn, list(params), params
-        )  # before flattening: a state_dict's integer
-        # buffer (num_batches_tracked) is named as a buffer, not as a dtype
-    w_star, spec = flatten_params(params, dtype=opts.dtype, device=opts.device)
-    loss_fn = loss_on_run(loss_fn, w_star.device, w_star.dtype)
+    w_star, spec, loss_fn = flat_params(loss_fn, params, dtype=opts.dtype, device=opts.device)
     data = as_data(data)
     n = data_len(data)
     if n < 1:

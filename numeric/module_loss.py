@@ -130,15 +130,13 @@ def parameter_aliases(module: nn.Module) -> dict[str, str]:
     }
 
 
-def check_module_params(
-    loss_fn: ModuleLoss, names: Sequence[str], shapes: Mapping[str, Any] | None = None
-) -> None:
+def check_module_params(loss_fn: ModuleLoss, params: Mapping[str, Any]) -> None:
     """``params`` given with a ``from_module`` loss name the module's trainable parameters, each
-    once: no typo (an entry the module ignores would be sampled for nothing), no buffer, no
-    frozen parameter (from_module holds them fixed),
-    tied alias twice, none left out (the module's value would be used silently); ``shapes``
-    (name -> tensor), where given, have the shapes of the module's parameters (a state dict of
-    another architecture would otherwise run)."""
+    once, with their shapes: no typo (an entry the module ignores would be sampled for nothing),
+    no buffer, no frozen parameter (``from_module`` holds them fixed), no tied alias twice, no
+    tensor of another shape (a state dict of another architecture would otherwise run), none
+    left out (the module's value would be used silently)."""
+    names = list(params)
     module = loss_fn.module
     canonical = parameter_aliases(module)
     buffers = {k for k, _ in module.named_buffers()}
@@ -169,7 +167,7 @@ def check_module_params(
                 "module: pass it once"
             )
         seen[c] = k
-    for k, value in (shapes or {}).items():
+    for k, value in params.items():
         got, want = tuple(getattr(value, "shape", ())), tuple(own[k].shape)
         if got != want:
             raise InvalidInputError(

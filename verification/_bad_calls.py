@@ -80,35 +80,25 @@ def bad_estimator(draw) -> BadInput:
     def K(w):
         return (w**2).sum(-1)
 
-    kind = draw(st.sampled_from(["nbeta", "step_size", "w_star", "num_chains"]))
-    if kind == "nbeta":
-        v = draw(st.sampled_from([0.0, -1.0, float("nan"), float("inf")]))
-        return BadInput(
-            f"nbeta={v}",
-            lambda: numeric.estimate_llc_potential(K, [0.0], 100, nbeta=v),
-            numeric.InvalidInputError,
-            "nbeta",
-        )
-    if kind == "step_size":
-        v = draw(st.sampled_from([0.0, -1e-3, float("nan")]))
-        return BadInput(
-            f"step_size={v}",
-            lambda: numeric.estimate_llc_potential(K, [0.0], 100, step_size=v),
-            numeric.InvalidInputError,
-            "step_size",
-        )
+    nan, inf = float("nan"), float("inf")
+    values = {
+        "nbeta": [0.0, -1.0, nan, inf],
+        "step_size": [0.0, -1e-3, nan],
+        "w_star": [nan, inf],
+        "num_chains": [0, -2],
+    }
+    kind = draw(st.sampled_from(list(values)))
+    v = draw(st.sampled_from(values[kind]))
     if kind == "w_star":
-        v = draw(st.sampled_from([float("nan"), float("inf")]))
         return BadInput(
             f"w_star=[{v}]",
             lambda: numeric.estimate_llc_potential(K, [v], 100),
             numeric.InvalidInputError,
             "not finite",
         )
-    v = draw(st.sampled_from([0, -2]))
     return BadInput(
-        f"num_chains={v}",
-        lambda: numeric.estimate_llc_potential(K, [0.0], 100, num_chains=v),
+        f"{kind}={v}",
+        lambda: numeric.estimate_llc_potential(K, [0.0], 100, **{kind: v}),
         numeric.InvalidInputError,
-        "num_chains",
+        kind,
     )
