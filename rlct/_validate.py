@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence, Set
 from itertools import islice
-from numbers import Integral, Rational
+from numbers import Integral, Rational, Real
 
 import numpy as np
 import sympy as sp
@@ -12,6 +13,7 @@ import sympy as sp
 from .errors import (
     InvalidExponentError,
     InvalidPriorError,
+    InvalidSeedError,
     InvalidShapeError,
     InvalidTypeError,
     RLCTError,
@@ -63,6 +65,30 @@ def items(
         count = f"{size:,}" if size is not None else f"more than {limit:,}"
         raise TooLargeError(f"{name} has {count} entries; at most {limit:,} are read")
     return out
+
+
+def seed_value(value: object, name: str = "seed") -> int:
+    """A seed: a non-negative int (or numpy / sympy integer) of at most MAX_DIGITS digits."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
+        raise InvalidSeedError(
+            f"{name} must be a non-negative integer, got {value!r} ({type(value).__name__})"
+        )
+    _digits_ok(int(value), name)
+    if value < 0:
+        raise InvalidSeedError(f"{name} must be a non-negative integer, got {value}")
+    return int(value)
+
+
+def seconds_value(value: object, name: str) -> float:
+    """A time limit in seconds: a finite real number ≥ 0 (an int or a float; bools refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (Real, np.integer, np.floating)
+    ):
+        raise InvalidTypeError(f"{name} must be a number of seconds, got {value!r}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds < 0:
+        raise RLCTError(f"{name} must be a finite number of seconds ≥ 0, got {value!r}")
+    return seconds
 
 
 def flag(value: object, name: str) -> bool:

@@ -56,6 +56,7 @@ from .newton import ideal_step
 from .result import RLCT, Condition
 from .scaling import scaling_weights
 from .straighten import monomial, straighten
+from .time_limit import check as check_time
 
 __all__ = [
     "MAX_CENTRES",
@@ -193,6 +194,20 @@ def first_coordinate_blowup(
     return None
 
 
+def _pull_back(p: sp.Poly, centre: tuple[int, ...], j: int) -> sp.Poly:
+    """p(x_i ↦ x_j·x_i for i ∈ centre, i ≠ j) over Q, term by term: the monomial x^m goes to
+    x^m' with m'_j = m_j + Σ_{i ∈ centre, i ≠ j} m_i (a one-to-one map of monomials, so nothing
+    is collected; expanding the substituted expression took most of a chart's time)."""
+    check_time()
+    moved = [i for i in centre if i != j]
+    terms = {}
+    for m, c in p.terms():
+        m2 = list(m)
+        m2[j] += sum(m[i] for i in moved)
+        terms[tuple(m2)] = c
+    return sp.Poly.from_dict(terms, *p.gens, domain=sp.QQ)
+
+
 def _chart(
     polys: Sequence[sp.Poly],
     h: tuple[sp.Rational, ...],
@@ -203,10 +218,7 @@ def _chart(
     """Chart ``j`` straightened: a monomial chart, one to solve as an ideal (deferred), or
     None."""
     gens = polys[0].gens
-    t = gens[j]
-    image = {gens[i]: t * gens[i] for i in centre if i != j}
-    pulled = [sp.Poly(sp.expand(p.as_expr().xreplace(image)), *gens, domain=sp.QQ) for p in polys]
-    pulled = [p for p in pulled if not p.is_zero]
+    pulled = [q for p in polys if not (q := _pull_back(p, centre, j)).is_zero]
     e = common_monomial(pulled)
     prior = [*h]
     prior[j] = sum((h[i] for i in centre), sp.Integer(len(centre) - 1))

@@ -28,6 +28,7 @@ import sympy as sp
 from .changes import MAX_CHANGED_TERMS
 from .factor import from_flint, to_flint
 from .result import Condition
+from .time_limit import check as check_time
 
 __all__ = ["MAX_PRODUCT_TERMS", "Elimination", "eliminate_affine_generator", "square_generators"]
 
@@ -48,13 +49,28 @@ class Elimination:
     @property
     def condition(self) -> Condition:
         v, f = self.variable, self.generator.as_expr()
-        rest = ", ".join(str(g.as_expr()) for g in self.rest) or "nothing"
+        rest = _listed(self.rest)
         return Condition(
             f"the generator {f} is affine in {v} with a coefficient that is not 0 at 0, and {v} "
             f"carries no prior exponent: near 0 the ideal is ⟨{f}⟩ + ⟨{rest}⟩ with the rest free "
             f"of {v}, and {v} ↦ {f} is a change of coordinates whose Jacobian is a unit",
             True,
         )
+
+
+LISTED_TERMS = 60
+"""The most terms of the rest written out in full in the condition's statement."""
+
+
+def _listed(rest: Sequence[sp.Poly]) -> str:
+    """The rest's generators written out, or counted where they have more than LISTED_TERMS
+    terms in all (printing 10⁴-term polynomials took longer than the elimination itself)."""
+    if not rest:
+        return "nothing"
+    terms = sum(len(g.terms()) for g in rest)
+    if terms > LISTED_TERMS:
+        return f"{len(rest)} generators of {terms} terms in all"
+    return ", ".join(str(g.as_expr()) for g in rest)
 
 
 def eliminate_affine_generator(
@@ -65,6 +81,7 @@ def eliminate_affine_generator(
     substitution would grow past the limits (:func:`_substitute`)."""
     gens = polys[0].gens
     for i, f in enumerate(polys):
+        check_time()
         for j, v in enumerate(gens):
             if h[j] != 0 or f.degree(v) != 1:
                 continue
@@ -79,10 +96,19 @@ def eliminate_affine_generator(
                 if reduced is None:
                     return None
                 if not reduced.is_zero:
-                    rest.append(sp.Poly(reduced.as_expr(), *others))
+                    rest.append(_drop_variable(reduced, j, others))
             h_rest = tuple(x for k, x in enumerate(h) if k != j)
             return Elimination(v, f, tuple(rest), h_rest)
     return None
+
+
+def _drop_variable(p: sp.Poly, j: int, others: tuple[sp.Symbol, ...]) -> sp.Poly:
+    """``p`` (free of its j-th variable) as a Poly in the ``others``, over ZZ where every
+    coefficient is an integer (as ``sp.Poly(p.as_expr(), *others)`` reads it, without the
+    expression)."""
+    terms = {m[:j] + m[j + 1 :]: c for m, c in p.terms()}
+    domain = sp.ZZ if all(c.is_Integer for c in terms.values()) else sp.QQ
+    return sp.Poly.from_dict(terms, *others, domain=domain)
 
 
 def _substitute(g: sp.Poly, j: int, minus_r: sp.Poly, unit: sp.Poly) -> sp.Poly | None:
@@ -96,6 +122,7 @@ def _substitute(g: sp.Poly, j: int, minus_r: sp.Poly, unit: sp.Poly) -> sp.Poly 
     fr, fu = to_flint(minus_r), to_flint(unit)
     out, u_power = fr * 0, fu**0
     for k in range(max(by_power), -1, -1):
+        check_time()
         if (len(out) * len(fr) + len(u_power) * len(fu)) > MAX_PRODUCT_TERMS:
             return None
         c = by_power.get(k)

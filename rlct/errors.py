@@ -31,6 +31,10 @@ class InvalidShapeError(RLCTError):
     """Matrix shapes or layer widths do not fit together, or a rank exceeds what the shapes allow."""
 
 
+class InvalidSeedError(RLCTError):
+    """A seed is not a non-negative integer (a negative number, a float, a bool or a string)."""
+
+
 class NonFiniteError(RLCTError):
     """An input contains NaN or ±inf."""
 

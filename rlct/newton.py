@@ -25,6 +25,7 @@ from .expressions import MAX_GENERATORS, as_expression, as_variables, check_size
 from .polyhedron import Face, NewtonPolyhedron
 from .realzeros import has_real_torus_zero, negative_point
 from .result import RLCT, Condition
+from .time_limit import check as check_time
 
 __all__ = [
     "NewtonAnalysis",
@@ -84,6 +85,7 @@ def _as_poly(
 
 def face_polynomial(p: sp.Poly, face: Face) -> sp.Expr:
     """p_γ: the terms of p whose exponents lie on the face γ."""
+    check_time()
     pts = set(face.points)
     gens = p.gens
     return sp.Add(*(c * sp.Mul(*(g**e for g, e in zip(gens, m))) for m, c in p.terms() if m in pts))
@@ -156,6 +158,7 @@ def _analyse(
         if degenerate:
             checks.append((f, Condition(f"{statement} (not checked: a face is degenerate)", None)))
             continue
+        check_time()
         zero = has_real_torus_zero(system, variables, f.points, nonnegative)
         status = None if zero is None else (not zero)
         degenerate = stop_at_degenerate and status is False

@@ -62,7 +62,7 @@ from .constant_directions import Reduction, drop_constant_directions
 from .elimination import Elimination, eliminate_affine_generator, square_generators
 from .errors import TooLargeError, UndecidedError
 from .expressions import as_expression, as_variables
-from .factor import LocalFactors, local_factors
+from .factor import LocalFactors, local_factors, sum_of_squares
 from .hypersurface import hypersurface_power_rlct
 from .ideal_blocks import ideal_blocks
 from .linear_change import monomial_after_linear_change
@@ -79,6 +79,7 @@ from .psd import quadratic_form_rlct
 from .quadric import quadric_power_rlct
 from .result import RLCT, Condition
 from .smooth import regular_ideal_rlct, smooth_crossing_rlct
+from .time_limit import check as check_time
 
 __all__ = ["from_ideal", "from_polynomial"]
 
@@ -165,6 +166,7 @@ def _solve_ideal(
     (:func:`rlct.blowup_coordinate.first_coordinate_blowup`), then K = Σ f_i² through
     :func:`_solve`, then (at most ``blowups`` deep) a blow-up of the origin
     (:func:`_after_blowup`)."""
+    check_time()
     if (regular := regular_ideal_rlct(polys, h)) is not None:
         return regular
     too_large = None
@@ -183,10 +185,10 @@ def _solve_ideal(
         return coordinates
     if too_large is not None:
         raise too_large
-    K = sum((p**2 for p in polys[1:]), polys[0] ** 2)
+    K = sum_of_squares(polys)
     result = _solve(K, h, budget or _Budget(), newton)
     result = result if result.exact else _after_blowup(polys, h, result, blowups)
-    return result if split is None else _intersect(result, split)
+    return result if split is None else result.intersect(split)
 
 
 def _solve_chart(polys: Sequence[sp.Poly], h: tuple[sp.Rational, ...]) -> RLCT:
@@ -200,15 +202,6 @@ def _ideal_blocks(
 ) -> RLCT | None:
     """:func:`rlct.ideal_blocks.ideal_blocks`, each group solved by :func:`_solve_ideal`."""
     return ideal_blocks(polys, h, lambda block, hb: _solve_ideal(block, hb, blowups))
-
-
-def _intersect(result: RLCT, other: RLCT, joiner: str = "and") -> RLCT:
-    """Two proven bounds on one λ, intersected (``result`` when it is exact)."""
-    if result.exact:
-        return result
-    lower, upper = max(result.lower, other.lower), min(result.upper, other.upper)
-    conditions = (*result.conditions, *other.conditions)
-    return RLCT.bounds(lower, upper, f"{result.method}; {joiner} {other.method}", conditions)
 
 
 def _after_blowup(
@@ -225,7 +218,7 @@ def _after_blowup(
             after = blown.solve_points(lambda q, hq, d=deeper: _solve_ideal(q, hq, d))
             if after.exact:
                 return after
-            before = _intersect(before, after, "then")
+            before = before.intersect(after, "then")
     lines = _after_lines(polys, h)
     return before if lines is None else lines
 
@@ -306,6 +299,7 @@ def _solve(
     normally, for K = Σ f_i² from an ideal and for K∘φ after a change, a power of a quadratic
     form, a product of linear forms). ``analysis`` and ``local``: K's Newton analysis and
     factors, when the caller has them."""
+    check_time()
     if (form := quadratic_form_rlct(K, h)) is not None:
         return form
     local = local or local_factors(K)

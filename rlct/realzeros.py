@@ -37,6 +37,7 @@ from .factor import factor_list
 from .groebner import bounded_groebner, is_zero_dimensional
 from .psd import form_matrix, psd_rank
 from .ranks import nullspace
+from .time_limit import check as check_time
 
 __all__ = ["has_real_torus_zero", "torus_reduction"]
 
@@ -97,6 +98,7 @@ def has_real_torus_zero(
     free = [v for j, v in enumerate(variables) if j not in fixed]
     undecided = False
     for signs in _sign_assignments(len(fixed)):
+        check_time()
         subs = {variables[j]: s for j, s in zip(fixed, signs)}
         reduced = [sp.expand(g.subs(subs)) for g in polys]
         answer = _decide(reduced, free, nonnegative, depth=0)

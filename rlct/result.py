@@ -174,6 +174,14 @@ class RLCT:
             conditions,
         )
 
+    def intersect(self, other: RLCT, joiner: str = "and") -> RLCT:
+        """Two proven results on one λ, their bounds intersected (``self`` when it is exact)."""
+        if self.exact:
+            return self
+        lower, upper = max(self.lower, other.lower), min(self.upper, other.upper)
+        conditions = (*self.conditions, *other.conditions)
+        return RLCT.bounds(lower, upper, f"{self.method}; {joiner} {other.method}", conditions)
+
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-able data (``json.dumps`` takes it as is): λ and its bounds as exact strings
         such as "3/4" (λ is None unless exact), m, the method, and each condition with its

@@ -17,6 +17,7 @@ E, P = "InvalidExponentError", "InvalidPriorError"
 N, NN = "NotPolynomialError", "NotNonNegativeError"
 S, NF = "InvalidShapeError", "NonFiniteError"
 TY, TL, IR = "InvalidTypeError", "TooLargeError", "InvalidResultError"
+SD = "InvalidSeedError"
 
 
 @dataclass(frozen=True)

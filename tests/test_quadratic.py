@@ -129,11 +129,17 @@ def test_parallel_features():
     # (2,1,0) + (0,1,2) = 2·(1,1,1), the span is 2-dimensional: rank 2 < generic 3.
     W, V = [[1, 2], [1, 2]], [[1, 1]]
     assert jacobian_rank(W, V) == 2
-    r = llc(W, V)
+    r = llc(W, V, search_seconds=0)
     # λ ≥ rank/2 = 1; λ ≤ (N − k)/2 with N = 6 and k = 2 (one scaling per active unit).
     assert not r.exact
     assert (r.lower, r.upper) == (1, 2)
     assert any(c.status is False and "drops" in c.statement for c in r.conditions)
+    # The map's ideal decides it. In the basis e = (1,1)/√2, f = (1,−1)/√2 with f-components
+    # a_f, b_f of the two units' perturbations: Q_ee and Q_ef ≈ √2(a_f + 2b_f) are coordinates,
+    # and on them a_f ≈ −2b_f makes Q_ff = (1 + s)a_f² + (1 + t)b_f² ≍ b_f². K ≍ y1² + y2² + b_f⁴:
+    # λ = 1/2 + 1/2 + 1/4 = 5/4, m = 1, inside the bounds.
+    e = llc(W, V)
+    assert e.exact and (e.lam, e.mult) == (R(5, 4), 1)
 
 
 def test_zero_input_weight():
@@ -261,9 +267,12 @@ def test_llc_generic_point():
     assert r.exact and (r.lam, r.mult) == (R(5, 2), 1)
     # Strict mode: the generic rank 5 is below the structural bound 6, so it is only certified
     # with probability; refusing that leaves bounds rank/2 = 5/2 ≤ λ ≤ (N − k)/2 = (8 − 2)/2.
-    s = llc([[1, 1], [0, 1], [0, 0]], [[1, 1]], allow_probabilistic=False)
+    s = llc([[1, 1], [0, 1], [0, 0]], [[1, 1]], allow_probabilistic=False, search_seconds=0)
     assert not s.exact and (s.lower, s.upper) == (R(5, 2), 3)
     assert any(c.status is None for c in s.conditions)
+    # The map's ideal (8 parameters) then decides λ = 5/2 without the probabilistic certificate.
+    t = llc([[1, 1], [0, 1], [0, 0]], [[1, 1]], allow_probabilistic=False)
+    assert t.exact and (t.lam, t.mult) == (R(5, 2), 1)
 
 
 def test_llc_sandwich_inactive_unit():
@@ -276,13 +285,14 @@ def test_llc_sandwich_inactive_unit():
 
 def test_llc_rank_drop_gives_bounds():
     # θ* = (w, v) = (0, 1), d = p = K = 1: K = v²w⁴ ≍ w⁴, λ = 1/4. J = (2vw, w²) = 0 there, so
-    # only 0 ≤ λ ≤ (N − k)/2 = (2 − 1)/2 is proven (v is free when w = 0).
-    r = llc([[0]], [[1]])
+    # only 0 ≤ λ ≤ (N − k)/2 = (2 − 1)/2 is proven by the ranks (v is free when w = 0); with the
+    # ideal's search off (search_seconds=0) those bounds are the answer.
+    r = llc([[0]], [[1]], search_seconds=0)
     assert not r.exact and (r.lower, r.upper) == (0, R(1, 2))
     truth = normal_crossing([1, 2]).lam  # K = v²w⁴ at the origin; near v = 1 only w⁴ matters
     assert truth == R(1, 4) and r.lower <= truth <= r.upper
     # θ* = 0: K = v²w⁴ exactly, λ = 1/4, again inside the bounds [0, 1/2].
-    r0 = llc([[0]], [[0]])
+    r0 = llc([[0]], [[0]], search_seconds=0)
     assert not r0.exact and r0.lower <= R(1, 4) <= r0.upper
 
 

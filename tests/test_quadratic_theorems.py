@@ -104,8 +104,11 @@ def test_theorem_5_1_ntk_vs_network_at_a_rank_drop():
     # K = v²w⁴, λ = 1/4 (normal crossing), which the exact side brackets in [0, 1/2].
     tv = q.theorem_5_1([[0]], [[0]])
     assert tv.lam == 0 and tv.hypotheses_hold is True
-    r = llc([[0]], [[0]])
+    r = llc([[0]], [[0]], search_seconds=0)
     assert not r.exact and r.lower <= R(1, 4) <= r.upper and R(1, 4) != tv.lam
+    # The map's ideal ⟨v·w²⟩ gives the network's value itself.
+    e = llc([[0]], [[0]])
+    assert e.exact and e.lam == R(1, 4) != tv.lam
 
 
 def test_theorem_5_2_misses_the_input_weights():

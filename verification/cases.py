@@ -105,5 +105,6 @@ class QuadraticCase:
         d, p, K = self.shape
         return f"quadratic(d={d},p={p},K={K}, {self.kind}, data: {self.data})"
 
-    def exact(self) -> RLCT:
-        return rlct.quadratic_llc(self.W, self.V, self.X)
+    def exact(self, search_seconds: float = 10.0) -> RLCT:
+        """λ at the teacher (``search_seconds``: the exact layer's limit at a rank drop)."""
+        return rlct.quadratic_llc(self.W, self.V, self.X, search_seconds=search_seconds)

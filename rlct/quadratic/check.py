@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import sympy as sp
 
-from .._validate import count
+from .._validate import count, seconds_value, seed_value
 from ..result import RLCT, rational_str
 from .coefficient import llc
 from .point import check_jacobian_size, data_rows, parse_point
@@ -86,7 +86,13 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def check_theorems(
-    d: int, p: int, K: int, X: object = None, centered: bool = False, seed: int = 0
+    d: int,
+    p: int,
+    K: int,
+    X: object = None,
+    centered: bool = False,
+    seed: int = 0,
+    search_seconds: float = 0.0,
 ) -> list[TheoremCheck]:
     """Every applicable theorem of the paper against the exact λ, at random integer points.
 
@@ -96,9 +102,12 @@ def check_theorems(
     (only when p = 1) a generic point with biases. The exact side is :func:`rlct.quadratic.llc`
     at that point (exact when the rank is locally constant there, bounds otherwise). A theorem
     whose hypotheses fail is still evaluated: the record says so in ``hypotheses_hold``.
+    ``search_seconds`` is passed to :func:`~rlct.quadratic.llc` (its exact search at a rank
+    drop); 0 by default, so the records are the same on every machine.
     """
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
-    seed = count(seed, "seed", 0)
+    seed = seed_value(seed)
+    search_seconds = seconds_value(search_seconds, "search_seconds")
     # the largest Jacobian: with biases when p = 1, and with the data's n samples when given
     check_jacobian_size(d, p, K, None, p == 1)
     if X is not None and (n := data_rows(X)):
@@ -129,7 +138,7 @@ def check_theorems(
             )
         )
 
-    ex = llc(W, V, Xa, centered, seed=seed)
+    ex = llc(W, V, Xa, centered, seed=seed, search_seconds=search_seconds)
     for fn in (theorem_4_1, theorem_4_2, theorem_G_5, theorem_G_6, theorem_5_1):
         record(fn(W, V, Xa, centered), ex, "generic")
     if Xa is not None:
@@ -141,14 +150,14 @@ def check_theorems(
         V5[:, -1] = 0
         record(
             theorem_5_5(W, V5, Xa, centered),
-            llc(W, V5, Xa, centered, seed=seed),
+            llc(W, V5, Xa, centered, seed=seed, search_seconds=search_seconds),
             "last unit inactive",
         )
     else:
         record(theorem_5_5(W, V, Xa, centered), ex, "generic")
     if p == 1:
         bb = _draw(rng, (K,))
-        exb = llc(W, V, Xa, centered, b=bb, seed=seed)
+        exb = llc(W, V, Xa, centered, b=bb, seed=seed, search_seconds=search_seconds)
         for fn in (theorem_G_1, theorem_G_2):
             record(fn(W, V, bb, Xa, centered), exb, "generic, biases")
     return out

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .._validate import count, flag
+from .._validate import flag, seconds_value, seed_value
 from ..ranks import TARGET_FAILURE
 from ..result import RLCT, Condition
 from .generic import generic_rank_certificate
+from .ideal import ideal_llc
 from .jacobians import fibre_dimension, num_parameters, rank_at
 from .point import has_float_entries, parse_point
 
@@ -23,6 +24,7 @@ def llc(
     b: object = None,
     seed: int = 0,
     allow_probabilistic: bool = True,
+    search_seconds: float = 10.0,
 ) -> RLCT:
     """The local learning coefficient λ at the true parameter θ* = (W, V) (and b).
 
@@ -43,8 +45,13 @@ def llc(
       semicontinuity) constant near θ*; by the constant-rank theorem K ≍ |z|² in r local
       coordinates z, so λ = r/2 and m = 1.
 
-    Otherwise (the rank drops) only the bounds r/2 ≤ λ ≤ (N − k)/2 are returned: neither r/2 nor
-    r_gen/2 is the answer in general (Φ = x² gives K = x⁴ and λ = 1/4, between 0/2 and 1/2).
+    Otherwise (the rank drops) the bounds r/2 ≤ λ ≤ (N − k)/2 are proven, and neither r/2 nor
+    r_gen/2 is the answer in general (Φ = x² gives K = x⁴ and λ = 1/4, between 0/2 and 1/2). For
+    networks of at most 12 parameters the exact layer then resolves the loss itself,
+    K ≍ Σ_i g_i(θ − θ*)² with g_i the map's coordinates minus their values at θ*
+    (:mod:`rlct.quadratic.ideal`, :func:`rlct.from_ideal`): its exact λ and m where it finds a
+    resolution within ``search_seconds`` (0 skips it), else the bounds, sharpened by the
+    ideal's where it has any, with a condition that says the search ran out of time.
 
     Generic rank. r_gen is certified when the rank at a random point attains a proven upper bound;
     otherwise it is certified only with failure probability δ ≤ 10^−30 (Schwartz–Zippel). With
@@ -53,8 +60,9 @@ def llc(
     """
     pt = parse_point(W, V, X, centered, b)
     floats = _float_note(W, V, X, b)
-    seed = count(seed, "seed", 0)
+    seed = seed_value(seed)
     allow_probabilistic = flag(allow_probabilistic, "allow_probabilistic")
+    search_seconds = seconds_value(search_seconds, "search_seconds")
     r = rank_at(pt)
     N = num_parameters(pt.d, pt.p, pt.K, pt.bias)
     k = fibre_dimension(pt)
@@ -112,12 +120,47 @@ def llc(
             "quadratic network: constant-rank theorem, λ = rank J(θ*)/2 at a point of maximal rank",
             (loss, *floats, gen_c),
         )
-    return RLCT.bounds(
+    rank_bounds = RLCT.bounds(
         lower,
         upper,
         "quadratic network: rank J(θ*)/2 ≤ λ ≤ (N − k)/2 (the rank is not known to be locally "
         "constant)",
         (loss, *floats, gen_c, low_c, up_c),
+    )
+    by_ideal = ideal_llc(pt, N, search_seconds)
+    return _with_ideal(rank_bounds, by_ideal, (loss, *floats), N)
+
+
+def _with_ideal(rank_bounds: RLCT, by_ideal: RLCT | Condition | None, base: tuple, N: int) -> RLCT:
+    """The rank bounds, sharpened by the exact layer's answer on the map's ideal (if any); an
+    exact answer rests on ``base`` (the loss) and the ideal's conditions, not on the ranks."""
+    if by_ideal is None:
+        return rank_bounds
+    if isinstance(by_ideal, Condition):  # the search ran out of time
+        return RLCT.bounds(
+            rank_bounds.lower,
+            rank_bounds.upper,
+            rank_bounds.method,
+            (*rank_bounds.conditions, by_ideal),
+        )
+    ideal_c = Condition(
+        f"K(θ) ≍ Σ_i g_i(θ − θ*)², g_i a basis of the span of the map's coordinates minus their "
+        f"values at θ* ({N} shifted parameters, prior positive at θ*); its λ by the exact layer: "
+        f"{by_ideal.method}",
+        True,
+    )
+    conditions = (*base, ideal_c, *by_ideal.conditions)
+    if by_ideal.exact:
+        return RLCT.exact_value(
+            by_ideal.lam,
+            by_ideal.mult,
+            "quadratic network at a rank drop: λ of the ideal of the identifiable map",
+            conditions,
+        )
+    return rank_bounds.intersect(
+        RLCT.bounds(
+            by_ideal.lower, by_ideal.upper, by_ideal.method, (ideal_c, *by_ideal.conditions)
+        )
     )
 
 

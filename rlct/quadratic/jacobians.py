@@ -177,17 +177,24 @@ def shape_bound(d: int, p: int, K: int, X: np.ndarray | None, centered: bool, bi
 def fibre_dimension(pt: Point) -> int:
     """k: the dimension of a smooth submanifold of the fibre through the point that we exhibit.
 
-    Per unit j (with a = [w_j ≠ 0] (or (w_j, b_j) ≠ 0 when biased) and v = [v_:j ≠ 0]):
-    a and v: the scaling curve, 1; a only: the unit's input weights are free (d, or d + 1);
-    v only: its output weights are free (p); neither: the larger of the two, max(d(+1), p).
-    With biases and centred data the output bias c is free as well (p).
+    Per unit j (w = [w_j ≠ 0], v = [v_:j ≠ 0]; d_in = d, or d + 1 with biases):
+    w and v: the scaling curve (w_j, b_j) → t(w_j, b_j), v_:j → v_:j/t², 1; v = 0: the unit's
+    input weights (w_j, b_j) are free, d_in. Where w_j = 0 the unit adds only the constant
+    v_:j b_j² to each output, which the output bias c absorbs (c → c − v_:j b_j² + v*_:j b*_j²):
+    with biases (v_:j, b_j) are free, p + 1, and without them v_:j is free, p. A unit with
+    w_j = 0 and v_:j = 0 takes the larger of its two families. With biases and centred data the
+    output bias c is free as well (p).
     """
     din = pt.d + (1 if pt.bias else 0)
+    out_family = pt.p + (1 if pt.bias else 0)
     k = 0
     for j in range(pt.K):
-        a = any(x != 0 for x in pt.W[:, j]) or (pt.bias and pt.b[j] != 0)
+        w = any(x != 0 for x in pt.W[:, j])
         v = any(x != 0 for x in pt.V[:, j])
-        k += 1 if (a and v) else din if a else pt.p if v else max(din, pt.p)
+        if w:
+            k += 1 if v else din
+        else:
+            k += out_family if v else max(din, out_family)
     if pt.bias and pt.centered:
         k += pt.p
     return k
