@@ -24,7 +24,10 @@
 # * λ = rank/2 exactly (m = 1) when the bounds meet, or when rank J(θ*) equals the generic rank of
 #   the class (then the rank is locally constant). The generic rank is computed from ranks modulo
 #   random 61-bit primes at random points: always a proven lower bound, certified when it reaches a
-#   proven upper bound, and otherwise wrong with probability ≤ 10⁻³⁰ (Schwartz–Zippel).
+#   proven upper bound, and otherwise wrong with probability ≤ 10⁻³⁰ (Schwartz–Zippel);
+# * where the rank drops and the network has at most 12 parameters, λ and m of the loss itself:
+#   K ≍ Σ g_i² with g_i the identifiable coordinates minus their values at θ*, handed to the exact
+#   layer (`rlct.from_ideal`) for at most `search_seconds` (the bounds remain when it runs out).
 #
 # `rlct.quadratic` also states each closed form of the paper with its hypotheses checked
 # exactly at the point, and `check_theorems(d, p, K, X)` compares them with the exact λ at random
@@ -95,19 +98,24 @@ md(
 # %% [markdown]
 # **(b) Theorem 5.1 (NTK) at a rank drop.** d = p = K = 1, θ₀ = 0: the Jacobian (2vw, w²) vanishes,
 # so the linearised model has λ = 0. The network itself has K(θ) = (vw²)² = v²w⁴ near 0, a normal
-# crossing with λ = min(1/2, 1/4) = 1/4; the exact layer proves 0 ≤ λ ≤ 1/2 there.
+# crossing with λ = min(1/2, 1/4) = 1/4. The ranks alone prove 0 ≤ λ ≤ 1/2 there; the map's
+# ideal ⟨v·w²⟩ gives the value itself.
 
 # %%
 ntk = theorem_5_1([[0]], [[0]])
 net = rlct.normal_crossing([1, 2])
-bounds = llc([[0]], [[0]])
+bounds = llc([[0]], [[0]], search_seconds=0)
+by_ideal = llc([[0]], [[0]])
 print(ntk)
 print(net)
 print(bounds)
+print(by_ideal)
 assert bounds.lower <= net.lam <= bounds.upper
+assert by_ideal.exact and (by_ideal.lam, by_ideal.mult) == (net.lam, net.mult)
 md(
-    f"NTK value {ntk.lam}, network λ = {net.lam} ∈ [{bounds.lower}, {bounds.upper}]: the NTK "
-    "theorem is about the linearised model, not the network, wherever the rank drops."
+    f"NTK value {ntk.lam}, network λ = {net.lam} ∈ [{bounds.lower}, {bounds.upper}] (ranks), "
+    f"= {by_ideal.lam} (the map's ideal): the NTK theorem is about the linearised model, not the "
+    "network, wherever the rank drops."
 )
 
 # %% [markdown]

@@ -96,7 +96,12 @@ def check_block(
             if math.isfinite(ek)
             else ""
         )
-        + "; reduce step_size, or leave it None to have it chosen from the curvature"
+        + (
+            "; the step was chosen from the curvature at w*, and the chains went where the loss "
+            "is steeper: raise gamma to keep them nearer w*, or pass a smaller step_size"
+            if math.isfinite(tuning.kappa)
+            else "; reduce step_size, or leave it None to have it chosen from the curvature"
+        )
     )
     if on_divergence == "raise":
         what = (

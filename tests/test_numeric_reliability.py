@@ -215,12 +215,15 @@ def test_restarts_cut_the_step_itself() -> None:
 
 def test_every_chain_diverging_with_continue_is_a_divergence_error() -> None:
     """on_divergence="continue" drops diverged chains; when none is left the error says so (it
-    crashed later on empty arrays: an InvalidInputError from the step-size check, or numpy)."""
+    crashed later on empty arrays: an InvalidInputError from the step-size check, or numpy). The
+    step was automatic, so the advice is a larger γ or a smaller step_size, not "leave it None"
+    (the audit's leftover: it said so with the step already None)."""
     x = torch.randn(100, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
 
     w = {"w": torch.zeros(2, dtype=torch.float64)}
-    with pytest.raises(numeric.DivergenceError, match="every chain diverged"):
+    with pytest.raises(numeric.DivergenceError, match="every chain diverged") as info:
         numeric.estimate_llc(walled, w, (x,), num_chains=2, seed=0, on_divergence="continue")
+    assert "raise gamma" in str(info.value) and "leave it None" not in str(info.value)
 
 
 def test_visited_positions_span_the_whole_run() -> None:
