@@ -13,6 +13,8 @@ from typing import NamedTuple
 import flint
 import sympy as sp
 
+from .time_limit import check as check_time
+
 __all__ = [
     "LocalFactors",
     "constant_term",
@@ -42,6 +44,7 @@ def _by_flint(p: sp.Poly, split: Callable, fallback: Callable[[sp.Poly], Factors
     gens = p.gens
     if p.is_zero or p.is_ground or p.domain not in (sp.ZZ, sp.QQ):
         return fallback(p)  # constants, and domains FLINT is not asked to handle
+    check_time()  # FLINT's factorisation is one call: the time limit is checked before it
     content, parts = split(to_flint(p))
     c = sp.Rational(int(content.p), int(content.q))
     out = []

@@ -6,7 +6,8 @@ ideals in eight or more variables. A caller that only wants an answer it can get
 optional refinement, such as :func:`rlct.quadratic.llc` at a rank drop) runs the search under
 :func:`time_limit`; the search calls :func:`check` at its steps and, past the deadline, raises
 :class:`OutOfTime`, which is not an :class:`rlct.RLCTError`, so no step mistakes it for a
-declined case. Outside a ``time_limit`` block :func:`check` does nothing.
+declined case. Outside a ``time_limit`` block :func:`check` does nothing. A step that is one
+call into FLINT (a factorisation) is not interrupted, so the search can end some seconds late.
 """
 
 from __future__ import annotations
