@@ -85,7 +85,10 @@ def seconds_value(value: object, name: str) -> float:
         value, (Real, np.integer, np.floating)
     ):
         raise InvalidTypeError(f"{name} must be a number of seconds, got {value!r}")
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int beyond the floats
+        seconds = math.inf
     if not math.isfinite(seconds) or seconds < 0:
         raise RLCTError(f"{name} must be a finite number of seconds ≥ 0, got {value!r}")
     return seconds

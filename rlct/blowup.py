@@ -46,6 +46,7 @@ import sympy as sp
 from .blowup_families import Family, chart_families
 from .projective_zeros import real_projective_zeros
 from .result import RLCT, Condition
+from .time_limit import check as check_time
 
 __all__ = [
     "MAX_PULLED_TERMS",
@@ -256,6 +257,7 @@ def _pull_back(p: sp.Poly, i: int, point: tuple[Fraction, ...]) -> sp.Poly | Non
     ]
     out = sp.Poly(0, *gens, domain=sp.QQ)
     for monom, coeff in p.terms():
+        check_time()
         term = sp.Poly(coeff, *gens, domain=sp.QQ)
         for image, e in zip(images, monom):
             if e:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from .errors import InvalidShapeError, RLCTError
+from .time_limit import check as check_time
 
 __all__ = ["lp_min"]
 
@@ -54,6 +55,7 @@ def _optimise(tab: list[list[Fraction]], basis: list[int], cost: list[Fraction])
     """Pivot by Bland's rule until no reduced cost is negative (the tableau and basis in place)."""
     width = len(cost)
     while True:
+        check_time()
         reduced = [
             cost[j] - sum(cost[v] * tab[i][j] for i, v in enumerate(basis)) for j in range(width)
         ]

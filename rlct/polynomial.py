@@ -362,6 +362,7 @@ def _search(
             if budget.changes <= 0:
                 break
             budget.changes -= 1
+            check_time()
             try:
                 changed = s.apply(K)
                 sub = _solve_fresh(changed, h, budget)

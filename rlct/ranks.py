@@ -36,6 +36,7 @@ import numpy as np
 
 from ._validate import count
 from .errors import InvalidShapeError, InvalidTypeError, NonFiniteError
+from .time_limit import check as check_time
 
 __all__ = [
     "PRIME",
@@ -140,6 +141,7 @@ def integer_rows(a: np.ndarray | Sequence[Sequence[object]]) -> list[list[int]]:
     """Scale each row of a rational matrix by the lcm of its denominators (rank unchanged)."""
     out = []
     for i, row in enumerate(_matrix_rows(a)):
+        check_time()
         if all(type(x) is int for x in row):
             out.append(row)
             continue

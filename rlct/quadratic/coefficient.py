@@ -160,6 +160,18 @@ def _with_ideal(rank_bounds: RLCT, by_ideal: RLCT | Condition | None, base: tupl
             "quadratic network at a rank drop: λ of the ideal of the identifiable map",
             conditions,
         )
+    if by_ideal.lower <= rank_bounds.lower and by_ideal.upper >= rank_bounds.upper:
+        no_sharper = Condition(
+            "the exact layer's search on the ideal of the identifiable map ended with bounds "
+            f"[{by_ideal.lower}, {by_ideal.upper}], no sharper than the ranks'",
+            True,
+        )
+        return RLCT.bounds(
+            rank_bounds.lower,
+            rank_bounds.upper,
+            rank_bounds.method,
+            (*rank_bounds.conditions, no_sharper),
+        )
     return rank_bounds.intersect(
         RLCT.bounds(
             by_ideal.lower, by_ideal.upper, by_ideal.method, (ideal_c, *by_ideal.conditions)
