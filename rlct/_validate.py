@@ -13,7 +13,6 @@ import sympy as sp
 from .errors import (
     InvalidExponentError,
     InvalidPriorError,
-    InvalidSeedError,
     InvalidShapeError,
     InvalidTypeError,
     RLCTError,
@@ -65,18 +64,6 @@ def items(
         count = f"{size:,}" if size is not None else f"more than {limit:,}"
         raise TooLargeError(f"{name} has {count} entries; at most {limit:,} are read")
     return out
-
-
-def seed_value(value: object, name: str = "seed") -> int:
-    """A seed: a non-negative int (or numpy / sympy integer) of at most MAX_DIGITS digits."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
-        raise InvalidSeedError(
-            f"{name} must be a non-negative integer, got {value!r} ({type(value).__name__})"
-        )
-    _digits_ok(int(value), name)
-    if value < 0:
-        raise InvalidSeedError(f"{name} must be a non-negative integer, got {value}")
-    return int(value)
 
 
 def seconds_value(value: object, name: str) -> float:
@@ -165,16 +152,17 @@ def prior_vector(h: Sequence[object] | None, d: int, name: str = "h") -> tuple[s
     return tuple(out)
 
 
-def count(value: object, name: str, minimum: int = 1) -> int:
-    """An int (or numpy / sympy integer) ≥ ``minimum``; bools, floats and strings are refused."""
+def count(
+    value: object, name: str, minimum: int = 1, error: type[RLCTError] = InvalidShapeError
+) -> int:
+    """An int (or numpy / sympy integer) ≥ ``minimum``; bools, floats and strings are refused
+    with ``error`` (a size's InvalidShapeError by default; a seed's InvalidSeedError)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
-        raise InvalidShapeError(
-            f"{name} must be an integer, got {value!r} ({type(value).__name__})"
-        )
+        raise error(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     _digits_ok(int(value), name)
     if value < minimum:
         kind = {0: "a non-negative integer", 1: "a positive integer"}.get(
             minimum, f"an integer ≥ {minimum}"
         )
-        raise InvalidShapeError(f"{name} must be {kind}, got {value}")
+        raise error(f"{name} must be {kind}, got {value}")
     return int(value)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import sympy as sp
 
-from .._validate import count, seconds_value, seed_value
+from .._validate import count, seconds_value
+from ..errors import InvalidSeedError
 from ..result import RLCT, rational_str
 from .coefficient import llc
 from .point import check_jacobian_size, data_rows, parse_point
@@ -106,7 +107,7 @@ def check_theorems(
     drop); 0 by default, so the records are the same on every machine.
     """
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
-    seed = seed_value(seed)
+    seed = count(seed, "seed", 0, InvalidSeedError)
     search_seconds = seconds_value(search_seconds, "search_seconds")
     # the largest Jacobian: with biases when p = 1, and with the data's n samples when given
     check_jacobian_size(d, p, K, None, p == 1)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .._validate import flag, seconds_value, seed_value
+from .._validate import count, flag, seconds_value
+from ..errors import InvalidSeedError
 from ..ranks import TARGET_FAILURE
 from ..result import RLCT, Condition
 from .generic import generic_rank_certificate
@@ -63,7 +64,7 @@ def llc(
     """
     pt = parse_point(W, V, X, centered, b)
     floats = _float_note(W, V, X, b)
-    seed = seed_value(seed)
+    seed = count(seed, "seed", 0, InvalidSeedError)
     allow_probabilistic = flag(allow_probabilistic, "allow_probabilistic")
     search_seconds = seconds_value(search_seconds, "search_seconds")
     r = rank_at(pt)

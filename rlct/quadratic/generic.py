@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import count, flag, seed_value
+from .._validate import count, flag
+from ..errors import InvalidSeedError
 from ..ranks import GenericRank, sample_generic_rank
 from .jacobians import build_jacobian, shape_bound
 from .point import check_jacobian_size, data_rows, den_lcm, parse_data
@@ -72,7 +73,7 @@ def generic_rank_certificate(
     δ = (L/(60·⌊2^60/59⌋) + 2u/2^60)^t ≤ 10^−30.
     """
     d, p, K = count(d, "d"), count(p, "p"), count(K, "K")
-    seed = seed_value(seed)
+    seed = count(seed, "seed", 0, InvalidSeedError)
     centered, bias = flag(centered, "centered"), flag(bias, "bias")
     check_jacobian_size(d, p, K, None if X is None else data_rows(X), bias)  # before converting
     Xa = parse_data(X, d, centered)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 
 import numpy as np
 import sympy as sp
@@ -21,7 +20,7 @@ from sympy.polys.matrices import DomainMatrix
 
 from ..errors import TooLargeError, UndecidedError
 from ..polynomial import from_ideal
-from ..result import RLCT, Condition
+from ..result import RLCT, Condition, as_rational
 from ..time_limit import OutOfTime, time_limit
 from ..time_limit import check as check_time
 from .point import Point, integer_point
@@ -31,11 +30,6 @@ __all__ = ["MAX_IDEAL_PARAMETERS", "ideal_generators", "ideal_llc"]
 MAX_IDEAL_PARAMETERS = 12
 """The most parameters N for which the ideal is handed to :func:`rlct.from_ideal` (the exact
 layer's blow-up search grows quickly with the number of variables)."""
-
-
-def _q(x: int | Fraction) -> sp.Rational:
-    f = Fraction(x)
-    return sp.Rational(f.numerator, f.denominator)
 
 
 def ideal_generators(pt: Point) -> tuple[list[sp.Poly], list[sp.Poly], list[sp.Symbol]]:
@@ -52,10 +46,10 @@ def ideal_generators(pt: Point) -> tuple[list[sp.Poly], list[sp.Poly], list[sp.S
     def poly(e: sp.Expr) -> sp.Poly:
         return sp.Poly(e, *symbols, domain=sp.QQ)
 
-    W = [[poly(_q(pt.W[i, j]) + dw[i * K + j]) for j in range(K)] for i in range(d)]
-    V = [[poly(_q(pt.V[k, j]) + dv[k * K + j]) for j in range(K)] for k in range(p)]
-    b = [poly(_q(pt.b[j]) + db[j]) for j in range(K)] if pt.bias else None
-    c = [poly(_q(0) + dc[k]) for k in range(p)] if pt.bias else None
+    W = [[poly(as_rational(pt.W[i, j]) + dw[i * K + j]) for j in range(K)] for i in range(d)]
+    V = [[poly(as_rational(pt.V[k, j]) + dv[k * K + j]) for j in range(K)] for k in range(p)]
+    b = [poly(as_rational(pt.b[j]) + db[j]) for j in range(K)] if pt.bias else None
+    c = [poly(as_rational(0) + dc[k]) for k in range(p)] if pt.bias else None
     coords = _data_outputs(pt, W, V, b, c) if pt.X is not None else _features(d, K, p, W, V, b, c)
     gens = [g - g.coeff_monomial(1) for g in coords]
     return _span_basis(gens, symbols), _distinct(gens), symbols
@@ -108,7 +102,7 @@ def _data_outputs(pt: Point, W, V, b, c) -> list[sp.Poly]:
     pre = []
     for x in pt.X:
         check_time()
-        xs = [_q(t) for t in x]
+        xs = [as_rational(t) for t in x]
         units = []
         for j in range(K):
             u = sum((W[a][j] * xs[a] for a in range(d)), zero)
@@ -174,7 +168,7 @@ def ideal_llc(pt: Point, num_parameters: int, seconds: float) -> RLCT | Conditio
         pending = []
         for k, (polys, order) in enumerate(forms):
             left = deadline - time.monotonic()
-            budget = left * share / (len(forms) - k) if share < 1 else left / (len(forms) - k)
+            budget = left * share / (len(forms) - k)
             try:
                 with time_limit(max(budget, 0.0)):
                     found = _solve(polys, order)
