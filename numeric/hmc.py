@@ -18,7 +18,8 @@ ESS and R-hat come from the draws after burn-in, one value of nβ·(K − K(w*))
 iteration, with the statistics and findings every estimate uses (``result.chain_stats``), and
 the positions' mixing as ``estimate_llc_potential`` reads it (the squared offsets (w_i − w*_i)²,
 or ‖w − w*‖² in many dimensions: ``slow_mixing``), which the loss trace does not see: on K = w₁²
-with τ = 0.05 the loss's ESS was 1,605 and the positions' 18.
+with τ = 0.05 the loss's ESS was 1,605 and the positions' 18; and whether the chains settled around a
+point other than w* (``off_centre``, ``numeric.centre``).
 
 A trajectory whose energy error H₁ − H₀ exceeds ``DIVERGENT_ENERGY`` (or is NaN or inf) is
 *divergent* (Stan's term): the leapfrog step is unstable where the trajectory went, so the chains
@@ -46,6 +47,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from numeric.centre import CentreSum, check_off_centre
 from numeric.diagnostics import direction_ess, direction_rhat
 from numeric.errors import DivergenceError
 from numeric.findings import (
@@ -170,6 +172,7 @@ def hmc_llc_potential(
     positions = np.empty((num_chains, num_draws, tracked))  # squared offsets, or ‖w − w*‖²
     accepted = divergent = 0.0
     last: Tensor | None = None  # the previous iteration's energy errors
+    centre = CentreSum(w0)  # each chain's mean of w − w* over the draws (numeric.centre)
     for it in range(num_burnin + num_draws):
         p = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
         jitter = 0.5 + float(torch.rand((), generator=gen, device=w.device))
@@ -191,6 +194,7 @@ def hmc_llc_potential(
             off = (w - w0).square()
             off = off if per_coordinate else off.sum(-1, keepdim=True)
             positions[:, it - num_burnin] = off.double().cpu().numpy()
+            centre.add(w)
             accepted += float(ok.double().mean())
             divergent += float(_divergent(last).double().mean())
     return _reference(
@@ -201,6 +205,7 @@ def hmc_llc_potential(
         (eps, tau, nbeta_v, gamma, float(target_acceptance)),
         num_burnin,
         per_coordinate,
+        check_off_centre(centre.mean(), np.ones(num_chains, dtype=bool), w0, gamma, 0.0),
     )
 
 
@@ -212,10 +217,11 @@ def _reference(
     settings: tuple[float, float, float, float, float],
     num_burnin: int,
     per_coordinate: bool,
+    centred: tuple[Finding, ...] = (),
 ) -> HMCReference:
     """The reference from the draws' traces [C, T] and positions [C, T, j] (the squared offsets
-    where ``per_coordinate``, else ‖w − w*‖²): statistics and findings. ``settings``: ε, τ, nβ,
-    γ and the target acceptance."""
+    where ``per_coordinate``, else ‖w − w*‖²): statistics and findings (with ``centred``, the
+    ``off_centre`` check's). ``settings``: ε, τ, nβ, γ and the target acceptance."""
     eps, tau, nbeta, gamma, target_acceptance = settings
     num_chains, num_draws, _ = positions.shape
     st = chain_stats(trace, 1.0)
@@ -231,6 +237,7 @@ def _reference(
         num_draws=num_draws,
         num_chains=num_chains,
     )
+    findings += centred
     return HMCReference(
         st.mean,
         st.stderr,

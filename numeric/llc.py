@@ -22,6 +22,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``settle``            the draws made burn-in while the chains still spread away from w*
 ``step_check``        the chains continued at ε/2 and back at ε: the step's bias, λ₀ at ε → 0
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
+``centre``            chains that settled around a point other than w* (``off_centre``)
 ``batching``          where the full batch would mix cheaper than heated minibatches
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================

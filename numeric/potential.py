@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from numeric import mala, sgld
+from numeric.centre import check_off_centre
 from numeric.chains import Chains, StepNorms, default_progress, stepwise_block
 from numeric.errors import InvalidInputError
 from numeric.findings import (
@@ -135,7 +136,7 @@ def estimate_llc_potential(
             step.recording = True
         else:  # shared with the position-dependent steps, if the warm-up added them
             step.meter.recording = True
-        drawn = sample_potential(chains, opts, warm)
+        drawn = sample_potential(chains, opts, warm, target.w_star)
     return _estimate(target, opts, warm, drawn, chains, step, nbeta_rule)
 
 
@@ -189,6 +190,11 @@ def _estimate(
     findings.extend(_position_findings(target, warm, drawn, alive))
     k_star, dtype = float(target.k_star), target.w_star.dtype
     findings.extend(check_resolution(summary.stats.mean, target.nbeta, k_star, dtype))
+    findings.extend(
+        check_off_centre(
+            drawn.centre, alive.cpu().numpy(), target.w_star, target.gamma, target.alpha
+        )
+    )
     findings.extend(
         unreached_region(
             lambda w: target.nbeta * (target.K(w) - target.k_star),

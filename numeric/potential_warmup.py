@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 import torch
 
+from numeric.centre import CentreSum
 from numeric.chains import Chains, stepwise_block
 from numeric.diagnostics import direction_ess
 from numeric.findings import Finding
@@ -229,8 +230,11 @@ def warm_up_potential(
     return Warmup(tuning, tail, chains.steps_done, rule + note, findings, metric)
 
 
-def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Draws:
-    """The draws (module docstring); the transitions' recording must be on."""
+def sample_potential(
+    chains: Chains, opts: PotentialOptions, warm: Warmup, w_star: torch.Tensor
+) -> Draws:
+    """The draws (module docstring); the transitions' recording must be on. ``Draws.centre``
+    holds each chain's mean of w − ``w_star`` at the pieces' ends (``numeric.centre``)."""
     num_draws = opts.num_draws
     if num_draws is None:
         tail = warm.tail
@@ -241,6 +245,7 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
         )
     per_coordinate = chains.dim <= MAX_TRACKED_COORDS
     visited: list[torch.Tensor] = []
+    centre = CentreSum(w_star)
 
     def draws(k: int) -> Trace:
         """k draws in up to ``SNAPSHOTS`` pieces (each step draws its own numbers, so the pieces
@@ -256,6 +261,7 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
                     track_obs=per_coordinate,
                 )
             )
+            centre.add(chains.position)
             if chains.dim <= MAX_DIM:
                 visited.append(chains.position.detach().clone())
         return Trace.join(parts)
@@ -275,4 +281,12 @@ def sample_potential(chains: Chains, opts: PotentialOptions, warm: Warmup) -> Dr
     )
     offsets = trace.obs.sum(-1) if per_coordinate else trace.dist  # ‖w − w*‖² [C, T]
     spread = None if offsets is None else offsets.double().cpu().numpy().T
-    return Draws(trace, num_draws, None, mixing, visited=tuple(visited), spread=spread)
+    return Draws(
+        trace,
+        num_draws,
+        None,
+        mixing,
+        visited=tuple(visited),
+        spread=spread,
+        centre=centre.mean(),
+    )

@@ -1,8 +1,8 @@
 """The data estimator's findings that read the plan and the draws: how the slow directions and
 the chains' positions mixed, whether the draws were capped (``numeric.findings`` words them),
 whether the chains were still spreading away from w* (``numeric.spreading``) or ended where the
-curvature outgrew the step (``numeric.stiffness``), and regions of low loss the chains never
-reached (``numeric.reach``)."""
+curvature outgrew the step (``numeric.stiffness``), settled around a point other than w*
+(``numeric.centre``), and regions of low loss the chains never reached (``numeric.reach``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from numeric.centre import check_off_centre
 from numeric.diagnostics import direction_mixing
 from numeric.findings import Finding, check_draws_capped, check_slow_mixing
 from numeric.model import Problem
@@ -112,18 +113,24 @@ def reach_findings(
     full_data: FullDataLLC | None,
     alive: np.ndarray,
 ) -> tuple[Finding, ...]:
-    """The unreached-region check (``numeric.reach``), on full-data losses, and whether λ̂
-    rests on the loss's rounding (``numeric.resolution``)."""
+    """The unreached-region check (``numeric.reach``), on full-data losses, whether the chains
+    settled around another point (``numeric.centre``) and whether λ̂ rests on the loss's
+    rounding (``numeric.resolution``)."""
     nbeta, l_star = problem.nbeta, problem.init_loss
     levels = (
         nbeta * (full_data.loss_trace - l_star) if full_data is not None else nbeta * summary.delta
     )
     rounding = check_resolution(summary.stats.mean, nbeta, l_star, problem.w_star.dtype)
-    return rounding + unreached_region(
-        lambda w: nbeta * (problem.model.full_loss(w) - l_star),
-        problem.w_star,
-        [v[torch.as_tensor(alive, device=v.device)] for v in drawn.visited],
-        levels,
-        opts.gamma + opts.prior_precision,
-        opts.seed,
+    centre = check_off_centre(drawn.centre, alive, problem.w_star, opts.gamma, opts.prior_precision)
+    return (
+        rounding
+        + centre
+        + unreached_region(
+            lambda w: nbeta * (problem.model.full_loss(w) - l_star),
+            problem.w_star,
+            [v[torch.as_tensor(alive, device=v.device)] for v in drawn.visited],
+            levels,
+            opts.gamma + opts.prior_precision,
+            opts.seed,
+        )
     )

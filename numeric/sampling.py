@@ -16,7 +16,8 @@ Rules (recorded in ``LLCEstimate.config``):
   were added and ended short, the chains were still drifting: ``still_relaxing`` (an error).
 * **Full-data losses**: L_n at the chains every ``full_loss_every`` draws (default ⌈n/B⌉, at
   most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``; with them
-  the chains' spread ‖w − w*‖², for ``numeric.spreading``.
+  the chains' spread ‖w − w*‖², for ``numeric.spreading``, and each chain's running sum of
+  w − w* (one more [C, D] tensor), for ``numeric.centre``.
 * **Heating**: the minibatch heating at the final positions (``LLCEstimate.minibatch_inflation``).
 * **Stiffness**: κ where the draws ended, against the κ that ε was set for (``numeric.stiffness``).
 """
@@ -31,6 +32,7 @@ import torch
 from torch import Tensor
 
 from numeric import sgld
+from numeric.centre import CentreSum
 from numeric.chains import Chains
 from numeric.diagnostics import autocorr_time, direction_ess, direction_rhat
 from numeric.findings import Finding
@@ -172,6 +174,7 @@ class DataDraws:
         self.track_positions, self.full_loss, self.w_star = track_positions, full_loss, w_star
         self.full_losses: list[Tensor] = []
         self.spreads: list[Tensor] = []  # ‖w − w*‖² [C] at each full-loss evaluation
+        self.centre = CentreSum(w_star)  # Σ (w − w*) [C, D] there too (numeric.centre)
         # positions at every ``stride``-th full-loss evaluation, for numeric.reach; halved and
         # the stride doubled when full, so that they span the whole run, not its first part
         self.visited: list[Tensor] = []
@@ -192,6 +195,7 @@ class DataDraws:
                 pos = self.chains.position
                 self.full_losses.append(self.full_loss(pos))
                 self.spreads.append((pos - self.w_star).square().sum(-1))
+                self.centre.add(pos)
                 if pos.shape[-1] <= MAX_DIM:
                     self._keep(pos)
         return Trace.join(parts)
@@ -248,4 +252,5 @@ def sample(
         history,
         spread=(torch.stack(record.spreads).double().cpu().numpy() if record.spreads else None),
         kappa_end=kappa_end,
+        centre=record.centre.mean(),
     )

@@ -176,5 +176,6 @@ class Draws(NamedTuple):
     check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.step_check)
     spread: np.ndarray | None = None  # ‖w − w*‖² [T, C] (data: at the full-loss evaluations)
     kappa_end: float = math.nan  # κ where the draws ended (``numeric.stiffness``; nan: not taken)
+    centre: Tensor | None = None  # each chain's mean of w − w* [C, D] (``numeric.centre``)
     # (draws per chain, growth, z) of each round of draws made burn-in (``numeric.settle``)
     settled: tuple[tuple[int, float, float], ...] = ()
