@@ -39,16 +39,15 @@ MIN_CHAINS = 3  # a jackknife over chains needs three
 
 
 class CentreSum:
-    """Σ (w − w*) per chain [C, D] over the points ``add`` is called at, and their count."""
+    """Σ (w − w*) per chain [C, D] over the offsets ``add`` is given, and their count."""
 
-    def __init__(self, w_star: Tensor) -> None:
-        self.w_star = w_star
+    def __init__(self) -> None:
         self.total: Tensor | None = None
         self.count = 0
 
-    def add(self, position: Tensor) -> None:
-        """Count the chains' ``position`` [C, D]."""
-        offset = (position - self.w_star).detach()
+    def add(self, offset: Tensor) -> None:
+        """Count the chains' offsets w − w* [C, D] (the caller's tensor is not changed)."""
+        offset = offset.detach()
         self.total = offset.clone() if self.total is None else self.total.add_(offset)
         self.count += 1
 
@@ -76,16 +75,23 @@ def centre_offset(means: np.ndarray) -> tuple[float, float]:
 
 
 def check_off_centre(
-    means: Tensor | None, alive: np.ndarray, w_star: Tensor, gamma: float, prior: float
+    means: Tensor | None,
+    alive: np.ndarray | None,
+    w_star: Tensor,
+    gamma: float,
+    prior: float,
 ) -> tuple[Finding, ...]:
     """The ``off_centre`` warning (module docstring) from the live chains' means ``means``
-    [C, D] of w − w*; ``gamma``, ``prior``: γ and α. Nothing where γ + α = 0 (no localisation
-    length) or fewer than ``MIN_CHAINS`` chains are alive."""
+    [C, D] of w − w* (``alive`` [C] bool; None: all); ``gamma``, ``prior``: γ and α. Nothing
+    where γ + α = 0 (no localisation length) or fewer than ``MIN_CHAINS`` chains are alive."""
     floor = gamma + prior
-    keep = np.asarray(alive, dtype=bool)
-    if means is None or not floor > 0 or int(keep.sum()) < MIN_CHAINS:
+    if means is None or not floor > 0:
         return ()
-    mu = means[torch.as_tensor(keep, device=means.device)].double().cpu().numpy()
+    if alive is not None:
+        means = means[torch.as_tensor(np.asarray(alive, dtype=bool), device=means.device)]
+    if means.shape[0] < MIN_CHAINS:
+        return ()
+    mu = means.double().cpu().numpy()
     if not np.isfinite(mu).all():
         return ()
     t, s = centre_offset(mu)
@@ -103,7 +109,7 @@ def check_off_centre(
             "off_centre",
             "warning",
             f"the chains settled around a point other than w*: the mean of w − w* is "
-            f"{distance:.3g} from w* (z = {z:.1f} over {int(keep.sum())} chains), "
+            f"{distance:.3g} from w* (z = {z:.1f} over {mu.shape[0]} chains), "
             f"{lengths:.2g} localisation lengths 1/√(γ + α) = {scale:.3g}{prior_note}. Where the "
             "zero set of the loss runs from w* to a more singular point the localisation reaches, "
             "the posterior's mass moves there as nβ grows and λ̂ tends to that point's λ, not w*'s. "

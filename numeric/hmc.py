@@ -172,7 +172,7 @@ def hmc_llc_potential(
     positions = np.empty((num_chains, num_draws, tracked))  # squared offsets, or ‖w − w*‖²
     accepted = divergent = 0.0
     last: Tensor | None = None  # the previous iteration's energy errors
-    centre = CentreSum(w0)  # each chain's mean of w − w* over the draws (numeric.centre)
+    centre = CentreSum()  # each chain's mean of w − w* over the draws (numeric.centre)
     for it in range(num_burnin + num_draws):
         p = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
         jitter = 0.5 + float(torch.rand((), generator=gen, device=w.device))
@@ -191,10 +191,11 @@ def hmc_llc_potential(
                 eps = adapting.final
         else:
             trace[:, it - num_burnin] = lk.double().cpu().numpy()
-            off = (w - w0).square()
+            offset = w - w0
+            centre.add(offset)
+            off = offset.square()
             off = off if per_coordinate else off.sum(-1, keepdim=True)
             positions[:, it - num_burnin] = off.double().cpu().numpy()
-            centre.add(w)
             accepted += float(ok.double().mean())
             divergent += float(_divergent(last).double().mean())
     return _reference(
@@ -205,7 +206,7 @@ def hmc_llc_potential(
         (eps, tau, nbeta_v, gamma, float(target_acceptance)),
         num_burnin,
         per_coordinate,
-        check_off_centre(centre.mean(), np.ones(num_chains, dtype=bool), w0, gamma, 0.0),
+        check_off_centre(centre.mean(), None, w0, gamma, 0.0),
     )
 
 

@@ -245,7 +245,7 @@ def sample_potential(
         )
     per_coordinate = chains.dim <= MAX_TRACKED_COORDS
     visited: list[torch.Tensor] = []
-    centre = CentreSum(w_star)
+    centre = CentreSum()
 
     def draws(k: int) -> Trace:
         """k draws in up to ``SNAPSHOTS`` pieces (each step draws its own numbers, so the pieces
@@ -261,7 +261,7 @@ def sample_potential(
                     track_obs=per_coordinate,
                 )
             )
-            centre.add(chains.position)
+            centre.add(chains.position - w_star)
             if chains.dim <= MAX_DIM:
                 visited.append(chains.position.detach().clone())
         return Trace.join(parts)

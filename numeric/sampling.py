@@ -174,7 +174,7 @@ class DataDraws:
         self.track_positions, self.full_loss, self.w_star = track_positions, full_loss, w_star
         self.full_losses: list[Tensor] = []
         self.spreads: list[Tensor] = []  # ‖w − w*‖² [C] at each full-loss evaluation
-        self.centre = CentreSum(w_star)  # Σ (w − w*) [C, D] there too (numeric.centre)
+        self.centre = CentreSum()  # Σ (w − w*) [C, D] there too (numeric.centre)
         # positions at every ``stride``-th full-loss evaluation, for numeric.reach; halved and
         # the stride doubled when full, so that they span the whole run, not its first part
         self.visited: list[Tensor] = []
@@ -194,8 +194,9 @@ class DataDraws:
             if k == every:
                 pos = self.chains.position
                 self.full_losses.append(self.full_loss(pos))
-                self.spreads.append((pos - self.w_star).square().sum(-1))
-                self.centre.add(pos)
+                offset = pos - self.w_star
+                self.spreads.append(offset.square().sum(-1))
+                self.centre.add(offset)
                 if pos.shape[-1] <= MAX_DIM:
                     self._keep(pos)
         return Trace.join(parts)
