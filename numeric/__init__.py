@@ -9,7 +9,7 @@ training) and the result types.
 
 from numeric.checkpoints import Checkpoint, CheckpointRecorder
 from numeric.diagnostics import ess, split_rhat
-from numeric.errors import DivergenceError, InvalidInputError, NumericError
+from numeric.errors import ConvergenceError, DivergenceError, InvalidInputError, NumericError
 from numeric.findings import Finding, format_findings
 from numeric.hessian import HessianTrace, hessian_top_eigenvalues, hessian_trace
 from numeric.hmc import HMCReference, hmc_llc_potential
@@ -25,6 +25,7 @@ from numeric.sweep import SweepResult, temperature_sweep
 __all__ = [
     "Checkpoint",
     "CheckpointRecorder",
+    "ConvergenceError",
     "DivergenceError",
     "ExpectedLLC",
     "Finding",

@@ -33,6 +33,12 @@ __all__ = [
 
 
 def _as_2d(x: np.ndarray) -> np.ndarray:
+    """``x`` as a float64 array [chain, draw] (a 1-D array is one chain); a torch tensor is
+    detached and copied to the CPU first, and complex values are refused (not cast)."""
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor, possibly with grad
+        x = x.detach().cpu().numpy()
+    if np.iscomplexobj(x):
+        raise InvalidInputError("expected an array of real numbers [chain, draw], got complex")
     try:
         x = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -168,7 +174,7 @@ def _rhat_raw(x: np.ndarray) -> float:
     with np.errstate(over="ignore", invalid="ignore"):  # as ``autocorr_time``
         w = x.var(axis=1, ddof=1).mean()
         b_over_t = x.mean(axis=1).var(ddof=1)
-    if w <= 0:
+    if w <= 0 or b_over_t > w / np.finfo(np.float64).eps:  # constant chains, or as good as
         return 1.0 if b_over_t == 0 else float("inf")
     return float(np.sqrt(((t - 1) / t * w + b_over_t) / w))
 

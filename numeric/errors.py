@@ -13,6 +13,11 @@ class InvalidInputError(NumericError):
     """An argument is malformed: wrong shape, empty data, non-finite w*, nβ ≤ 0, ε ≤ 0, ..."""
 
 
+class ConvergenceError(NumericError, ArithmeticError):
+    """An iteration ran out of its budget before its result could be trusted (a Ritz value
+    whose residual is still above the tolerance): raised instead of returning it."""
+
+
 class DivergenceError(NumericError, ArithmeticError):
     """A chain produced a non-finite or exploding loss.
 

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from numeric.diagnostics import _as_2d, ess, rhat_limit
+from numeric.errors import InvalidInputError
 
 Severity = Literal["info", "warning", "error"]
 ERROR_ESS = 30.0  # below this many effective draws an estimate (or a slow direction) is an error
@@ -43,6 +44,11 @@ def worst_severity(findings: Iterable[Finding]) -> str:
 
 def format_findings(findings: Iterable[Finding]) -> str:
     """One line per finding; ``"no findings"`` when there are none."""
+    if isinstance(findings, (str, bytes, Finding)):
+        raise InvalidInputError("format_findings takes a list of Findings (est.diagnostics)")
+    findings = tuple(findings)
+    if not all(isinstance(f, Finding) for f in findings):
+        raise InvalidInputError("format_findings takes a list of Findings (est.diagnostics)")
     lines = [str(f) for f in findings]
     return "\n".join(lines) if lines else "no findings"
 

@@ -3,12 +3,19 @@ r"""Hessian-based measures at w*, to set beside the LLC (seed 003).
 * ``hessian_trace``: Hutchinson's estimator tr(H) = E[vᵀHv], v Rademacher (or Gaussian), with
   Hv by double backward; the samples are batched (one HVP call for a block of probe vectors, via
   ``torch.func.vmap``) and the standard error is sd/√(num_samples).
-* ``hessian_top_eigenvalues``: the k largest-magnitude eigenvalues by block power (subspace)
-  iteration with QR and a Rayleigh–Ritz step.
+* ``hessian_top_eigenvalues``: the k largest-magnitude eigenvalues by Lanczos with full
+  reorthogonalisation (``numeric.lanczos``), each Ritz pair accepted only once its residual
+  ‖Hy − θy‖ is at most ``tol``·max|θ|, and runs repeated on the complement of the accepted
+  eigenvectors (deflation) until none is left above the k-th in magnitude: a Krylov space sees
+  one vector per eigenspace, so a repeated eigenvalue is found by the next run. Where the budget
+  of products runs out first, ``ConvergenceError``: no unconverged value is returned.
 
-``loss`` is either ``loss_fn(params, batch)`` with ``data`` (the loss is the full-data mean,
-accumulated over chunks of ``chunk_size``), or a function of ``params`` alone when ``data`` is
-None (e.g. a potential K applied to a 1-D tensor). ``params`` is a dict of tensors or a tensor.
+``loss`` is either ``loss_fn(params, batch)`` with ``data`` (the loss is the full-data mean
+L_n = Σ_c (n_c/n)·L_c over chunks c of ``chunk_size`` samples; the Hessian-vector products are
+taken chunk by chunk, so memory is bounded by one chunk's graph whatever n is), or a function of
+``params`` alone when ``data`` is None (e.g. a potential K applied to a 1-D tensor). ``params``
+is a dict of tensors or a tensor. With data the loss is checked as ``estimate_llc`` checks it:
+a mean over the batch (not a sum), deterministic, and the data free of NaN and inf.
 
 A loss from ``numeric.from_module`` (also restricted) whose module has dropout or batch norm in
 training mode is refused, as ``estimate_llc`` refuses it: there the loss is random or depends on
@@ -31,10 +38,12 @@ import torch
 from torch import Tensor
 from torch.func import vmap
 
-from numeric.data import data_len, take, to_device
+from numeric.data import data_len, non_finite_parts, take, to_device
 from numeric.data_input import as_data
 from numeric.denormals import flushing_denormals
-from numeric.errors import InvalidInputError
+from numeric.errors import ConvergenceError, InvalidInputError
+from numeric.lanczos import lanczos, random_start
+from numeric.loss_checks import check_mean_and_deterministic
 from numeric.model import flat_params
 from numeric.options import as_seed, check_choice, check_int, check_real
 from numeric.restrict import require_eval_mode
@@ -65,12 +74,26 @@ def _check_callable_alone(loss: Callable[..., Tensor], params: Any) -> None:
         pass
 
 
+Part = tuple[Callable[[Tensor], Tensor], float]  # a chunk's mean loss at flat w, its weight n_c/n
+
+
+@dataclass(frozen=True)
+class _ChunkLoss:
+    """What ``loss_checks.check_mean_and_deterministic`` reads of a loss with data."""
+
+    f: Callable[[Tensor, Any], Tensor]
+    data: Any
+    n: int
+
+
 def _flat_loss(
     loss: Callable[..., Tensor],
     params: Mapping[str, Tensor] | Tensor,
     data: Any,
     chunk_size: int,
-) -> tuple[Callable[[Tensor], Tensor], Tensor]:
+) -> tuple[list[Part], Tensor]:
+    """The loss as chunks of the full-data mean at a flat w (one part when ``data`` is None or
+    n ≤ ``chunk_size``), and w* flat."""
     if not callable(loss):
         raise InvalidInputError(f"loss must be a function, got {loss!r}")
     check_int("chunk_size", chunk_size, 1)
@@ -92,29 +115,34 @@ def _flat_loss(
     if data is None:
         _check_callable_alone(loss, unflat(w0))
         _check_scalar(lambda: loss(unflat(w0)))
-        return (lambda f: loss(unflat(f))), w0
+        return [(lambda f: loss(unflat(f)), 1.0)], w0
     data = as_data(data)
     n = data_len(data)
     if n == 0:
         raise InvalidInputError("data is empty")
+    if bad := non_finite_parts(data):
+        raise InvalidInputError(
+            f"{', '.join(bad)} {'has' if len(bad) == 1 else 'have'} NaN or inf entries: the loss "
+            "and its Hessian at w* are not finite"
+        )
     data = to_device(data, w0.device, w0.dtype)  # as estimate_llc: the data follow the params
     first = torch.arange(min(n, 16), device=w0.device)
-    _check_scalar(lambda: loss(unflat(w0), take(data, first)))
+    out = _check_scalar(lambda: loss(unflat(w0), take(data, first)))
+    check_mean_and_deterministic(
+        _ChunkLoss(lambda f, b: loss(unflat(f), b), data, n), w0, first, out
+    )
+    if n <= chunk_size:
+        return [(lambda f: loss(unflat(f), data), 1.0)], w0
+    parts: list[Part] = []
+    for s in range(0, n, chunk_size):
+        rows = torch.arange(s, min(s + chunk_size, n), device=w0.device)
+        parts.append((lambda f, r=rows: loss(unflat(f), take(data, r)), rows.numel() / n))
+    return parts, w0
 
-    def full(f: Tensor) -> Tensor:
-        total = f.new_zeros(())
-        for s in range(0, n, chunk_size):
-            e = min(s + chunk_size, n)
-            rows = torch.arange(s, e, device=w0.device)
-            total = total + loss(unflat(f), take(data, rows)) * (e - s)
-        return total / n
 
-    return full, w0
-
-
-def _check_scalar(call: Callable[[], Any]) -> None:
+def _check_scalar(call: Callable[[], Any]) -> Tensor:
     """The loss, called once at w*, returns a floating-point scalar tensor (the mean loss; one
-    element of any shape, as autograd takes it)."""
+    element of any shape, as autograd takes it): that value."""
     with torch.no_grad():
         out = call()
     if not (isinstance(out, Tensor) and out.numel() == 1 and out.is_floating_point()):
@@ -127,28 +155,47 @@ def _check_scalar(call: Callable[[], Any]) -> None:
             f"loss must return the mean loss as a floating-point scalar tensor, got {what} "
             "(reduction='none' gives one loss per sample: use the mean)"
         )
+    return out
 
 
-def _hvp_fn(f: Callable[[Tensor], Tensor], w0: Tensor) -> Callable[[Tensor], Tensor]:
-    """Hessian-vector products at w0 for a block of vectors [k, D]."""
+def _hvp_fn(parts: list[Part], w0: Tensor) -> Callable[[Tensor], Tensor]:
+    """Hessian-vector products at w0 for a block of vectors [k, D]: Σ_c (n_c/n)·∇²L_c·v. One
+    part keeps its gradient's graph for every block; several take each chunk's gradient again
+    per block and free it, so memory holds one chunk's graph."""
     w = w0.detach().requires_grad_(True)
-    with torch.enable_grad():
-        (g,) = torch.autograd.grad(f(w), w, create_graph=True)
+
+    def grad_graph(f: Callable[[Tensor], Tensor]) -> Tensor:
+        with torch.enable_grad():
+            (g,) = torch.autograd.grad(f(w), w, create_graph=True)
+        return g
+
+    if len(parts) == 1:
+        g = grad_graph(parts[0][0])
+        return lambda vs: _products(g, w, vs)
 
     def hvp(vs: Tensor) -> Tensor:
-        def one(v: Tensor) -> Tensor:
-            if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
-                return torch.zeros_like(v)
-            (hv,) = torch.autograd.grad(g, w, grad_outputs=v, retain_graph=True, allow_unused=True)
-            return torch.zeros_like(v) if hv is None else hv
-
-        with torch.enable_grad():
-            try:
-                return vmap(one)(vs).detach()
-            except RuntimeError:  # some losses do not batch under vmap: fall back to a loop
-                return torch.stack([one(v) for v in vs]).detach()
+        total = torch.zeros_like(vs)
+        for f, weight in parts:
+            total += weight * _products(grad_graph(f), w, vs)
+        return total
 
     return hvp
+
+
+def _products(g: Tensor, w: Tensor, vs: Tensor) -> Tensor:
+    """(∂g/∂w)·v for each row v of ``vs`` [k, D], g = ∇f(w) with its graph."""
+
+    def one(v: Tensor) -> Tensor:
+        if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
+            return torch.zeros_like(v)
+        (hv,) = torch.autograd.grad(g, w, grad_outputs=v, retain_graph=True, allow_unused=True)
+        return torch.zeros_like(v) if hv is None else hv
+
+    with torch.enable_grad():
+        try:
+            return vmap(one)(vs).detach()
+        except RuntimeError:  # some losses do not batch under vmap: fall back to a loop
+            return torch.stack([one(v) for v in vs]).detach()
 
 
 def hessian_trace(
@@ -170,9 +217,11 @@ def hessian_trace(
     check_int("block", block, 1)
     check_choice("distribution", distribution, ("rademacher", "gaussian"))
     seed = as_seed(seed)
-    f, w0 = _flat_loss(loss, params, data, chunk_size)
+    parts, w0 = _flat_loss(loss, params, data, chunk_size)
     with flushing_denormals():
-        x = run_differentiable(lambda: _hutchinson(f, w0, num_samples, block, distribution, seed))
+        x = run_differentiable(
+            lambda: _hutchinson(parts, w0, num_samples, block, distribution, seed)
+        )
     _check_finite(x, "vᵀ∇²L·v")
     return HessianTrace(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size))
 
@@ -188,24 +237,27 @@ def hessian_top_eigenvalues(
     seed: int = 0,
     chunk_size: int = 8192,
 ) -> np.ndarray:
-    """The k largest-|λ| Hessian eigenvalues at w* (descending |λ|) by subspace iteration."""
+    """The k largest-|λ| Hessian eigenvalues at w* (descending |λ|) by Lanczos with deflation
+    (module docstring): ``num_iters`` bounds the Hessian-vector products of each Lanczos run,
+    ``tol`` the accepted residual ‖Hy − θy‖ relative to max|θ| (at least 100 machine epsilons of
+    the parameters' dtype). ``ConvergenceError`` where a run's budget ends first."""
     check_int("num_iters", num_iters, 1)
     check_real("tol", tol, low=0, strict=True)
     seed = as_seed(seed)
-    f, w0 = _flat_loss(loss, params, data, chunk_size)
+    parts, w0 = _flat_loss(loss, params, data, chunk_size)
     d = w0.numel()
     check_int("k", k, 1)
     k = int(k)
     if k > d:
         raise InvalidInputError(f"k must be an int in [1, {d}] (the number of parameters), got {k}")
+    tol = max(float(tol), 100 * torch.finfo(w0.dtype).eps)
     with flushing_denormals():
-        ev = run_differentiable(lambda: _subspace_iteration(f, w0, k, num_iters, tol, seed))
-    _check_finite(ev, "the eigenvalues")
-    return ev[np.argsort(-np.abs(ev))]
+        ev = run_differentiable(lambda: _top_by_lanczos(parts, w0, k, int(num_iters), tol, seed))
+    return ev
 
 
 def _hutchinson(
-    f: Callable[[Tensor], Tensor],
+    parts: list[Part],
     w0: Tensor,
     num_samples: int,
     block: int,
@@ -213,7 +265,7 @@ def _hutchinson(
     seed: int,
 ) -> np.ndarray:
     """vᵀ∇²f(w0)v for ``num_samples`` probe vectors v, ``block`` of them per batched HVP."""
-    hvp = _hvp_fn(f, w0)
+    hvp = _hvp_fn(parts, w0)
     gen = torch.Generator(device=w0.device).manual_seed(seed)
     vals = []
     left = num_samples
@@ -227,25 +279,52 @@ def _hutchinson(
     return torch.cat(vals).double().cpu().numpy()
 
 
-def _subspace_iteration(
-    f: Callable[[Tensor], Tensor], w0: Tensor, k: int, num_iters: int, tol: float, seed: int
+def _top_by_lanczos(
+    parts: list[Part], w0: Tensor, k: int, steps: int, tol: float, seed: int
 ) -> np.ndarray:
-    """The Ritz values of ∇²f(w0) on a k-dimensional subspace after at most ``num_iters`` power
-    steps (fewer once they agree to ``tol``), ascending."""
+    """The k largest-|λ| eigenvalues of ∇²L(w0), descending |λ|: Lanczos runs of at most
+    ``steps`` products, each on the complement of the eigenvectors accepted so far; a run's
+    Ritz pairs are accepted in order of |θ| while their residuals are ≤ ``tol``·max|θ|. Done
+    when k are accepted and a further run's largest |θ| plus its residual is at most the k-th
+    (or the complement is empty): the extreme Ritz values converge first (Kaniel–Paige), so
+    nothing larger is left there."""
     d = w0.numel()
-    hvp = _hvp_fn(f, w0)
+    hvp = _hvp_fn(parts, w0)
     gen = torch.Generator(device=w0.device).manual_seed(seed)
-    q, _ = torch.linalg.qr(torch.randn(d, k, generator=gen, device=w0.device, dtype=w0.dtype))
-    prev = None
-    for _ in range(num_iters):
-        z = hvp(q.T).T  # [d, k]
-        t = q.T @ z
-        evals, evecs = torch.linalg.eigh(0.5 * (t + t.T))
-        q, _ = torch.linalg.qr(z @ evecs)
-        if prev is not None and torch.allclose(evals, prev, rtol=tol, atol=tol * evals.abs().max()):
-            break
-        prev = evals
-    return evals.double().cpu().numpy()
+    values: list[float] = []
+    locked = w0.new_zeros(0, d)
+    while locked.shape[0] < d:
+        try:
+            ritz = lanczos(lambda v: hvp(v[None])[0], random_start(d, gen, w0), steps, locked)
+        except FloatingPointError:
+            ritz = None
+        if ritz is None or not bool(torch.isfinite(ritz.values).all()):
+            _check_finite(np.array([math.nan]), "a Hessian-vector product")
+        magnitude = ritz.values.abs()
+        order = torch.argsort(magnitude, descending=True).tolist()
+        scale = max(float(magnitude[order[0]]), max(map(abs, values), default=0.0), 1e-300)
+        if len(values) >= k:
+            kth = sorted(map(abs, values), reverse=True)[k - 1]
+            if float(magnitude[order[0]] + ritz.residuals[order[0]]) <= kth * (1 + tol):
+                break
+        accepted = []
+        for i in order:
+            if float(ritz.residuals[i]) > tol * scale:
+                break
+            accepted.append(i)
+        if not accepted:
+            top = order[0]
+            raise ConvergenceError(
+                f"hessian_top_eigenvalues: the largest-|λ| Ritz value {float(ritz.values[top]):.6g}"
+                f" still had residual {float(ritz.residuals[top]):.3g} after {ritz.products} "
+                f"Hessian-vector products, above tol·max|θ| = {tol * scale:.3g}, so it is not "
+                f"yet an eigenvalue; raise num_iters (now {steps}) or tol"
+            )
+        values.extend(float(ritz.values[i]) for i in accepted)
+        found = torch.cat([locked, ritz.vectors[:, accepted].T])
+        locked = torch.linalg.qr(found.T)[0].T  # orthonormal rows
+    out = np.array(values, dtype=np.float64)
+    return out[np.argsort(-np.abs(out), kind="stable")][:k]
 
 
 def _check_finite(x: np.ndarray, what: str) -> None:

@@ -233,10 +233,12 @@ def flat_params(
 ) -> tuple[Tensor, ParamSpec, LossFn]:
     """w* flattened (``flatten_params``), after a ``from_module`` loss's params are checked
     against its module (before flattening: a state_dict's integer buffer, num_batches_tracked,
-    is named as a buffer, not as a dtype), with the loss whose module state is on w*'s device
+    is named as a buffer, not as a dtype) and a restriction's against its u*, with the loss whose module state is on w*'s device
     and dtype (``_on_run``): what ``estimate_llc`` and the Hessian measures start from."""
     if isinstance(loss_fn, ModuleLoss) and isinstance(params, Mapping):
         check_module_params(loss_fn, params)
+    elif callable(check := getattr(loss_fn, "check_params", None)) and isinstance(params, Mapping):
+        check(params)  # numeric.restrict's RestrictedLoss: u*, not the full w*
     w_star, spec = flatten_params(params, dtype=dtype, device=device)
     return w_star, spec, _on_run(loss_fn, w_star.device, w_star.dtype)
 

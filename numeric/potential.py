@@ -46,6 +46,7 @@ from numeric.potential_steps import (
     UnadjustedTransition,
 )
 from numeric.potential_warmup import (
+    MAX_METRIC_DIM,
     MAX_POTENTIAL_DRAWS,
     MAX_TRACKED_COORDS,
     metric_may_run,
@@ -120,6 +121,7 @@ def estimate_llc_potential(
     )
     nbeta_v, nbeta_rule = default_nbeta(n, nbeta)
     w0 = as_w_star(w_star, device, dtype)
+    _check_metric_dtype(opts, w0)
     _check_memory(opts, w0)
     h = _prior(opts.prior_exponents, w0)
     k_star = check_potential(K, w0)
@@ -299,6 +301,18 @@ def _prior(h: tuple[float, ...] | None, w: Tensor) -> Tensor | None:
             f"prior_exponents has {len(h)} entries, w_star {w.numel()}: one exponent per parameter"
         )
     return torch.tensor(h, dtype=w.dtype, device=w.device)
+
+
+def _check_metric_dtype(opts: PotentialOptions, w: Tensor) -> None:
+    """The position-dependent metric's D × D eigen-decompositions (``numeric.mmala``) and its
+    finite-difference Hessian (steps of ε^(1/3)) need at least float32."""
+    if w.element_size() < 4 and metric_may_run(opts, w.numel()):
+        raise InvalidInputError(
+            f"dtype {w.dtype} is too narrow for the position-dependent metric that "
+            f"estimate_llc_potential adds up to {MAX_METRIC_DIM} parameters (its Hessian by "
+            "finite differences and eigen-decompositions need float32 or float64): pass "
+            "dtype=torch.float32, or metric=False for plain MALA in this dtype"
+        )
 
 
 def _check_memory(opts: PotentialOptions, w: Tensor) -> None:

@@ -36,6 +36,7 @@ from torch import Tensor
 from numeric.errors import InvalidInputError
 from numeric.linalg import least_squares, one_thread
 from numeric.options import check_int, check_real
+from numeric.potential import check_potential
 
 MAX_POINTS_PER_AXIS = 100_001
 MAX_GRID_POINTS = 10**8  # quadrature points in all (minutes of NumPy work)
@@ -60,6 +61,10 @@ class GaussianLinear:
             )
         if not (self.X.is_floating_point() and self.y.is_floating_point()):
             raise InvalidInputError("GaussianLinear needs floating-point X and y")
+        if self.X.shape[0] == 0 or self.X.shape[1] == 0:
+            raise InvalidInputError(
+                f"GaussianLinear needs n ≥ 1 samples and d ≥ 1 inputs, got X {tuple(self.X.shape)}"
+            )
         if not (isinstance(self.loss_scale, (int, float)) and self.loss_scale > 0):
             raise InvalidInputError(f"loss_scale must be > 0, got {self.loss_scale!r}")
 
@@ -170,7 +175,7 @@ def _potential(
     if not np.all(np.isfinite(ws)):
         raise InvalidInputError("w_star is not finite")
     npts = num_points or {1: 4001, 2: 1001, 3: 161}[d]
-    k_star = float(K(torch.as_tensor(ws)[None])[0])
+    k_star = float(check_potential(K, torch.as_tensor(ws)))
     # Box half-width R: where the localisation/prior alone gives U ≥ 60; else grow until K does.
     conf = gamma + alpha
     big = math.sqrt(120.0 / conf) + float(np.abs(ws).max()) if conf > 0 else 10.0
@@ -231,7 +236,13 @@ def _grid(
         else:
             pts, wt = a[:, None], jac[i : i + chunk]
         with torch.no_grad():
-            kv = K(torch.from_numpy(pts)).double().numpy()
+            out = K(torch.from_numpy(pts))
+        if not (isinstance(out, Tensor) and tuple(out.shape) == (pts.shape[0],)):
+            got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+            raise InvalidInputError(
+                f"K(w[{pts.shape[0]}, {d}]) must return shape ({pts.shape[0]},), got {got}"
+            )
+        kv = out.double().numpy()
         e = nbeta * (kv - k_star)
         U = e + 0.5 * gamma * ((pts - ws) ** 2).sum(1) + 0.5 * alpha * (pts**2).sum(1)
         logs.append(-U)

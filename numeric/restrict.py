@@ -95,10 +95,44 @@ class RestrictedLoss:
     """
 
     def __init__(
-        self, loss_fn: LossFn, free: Iterable[str], frozen: FrozenParams, order: Iterable[str]
+        self,
+        loss_fn: LossFn,
+        free: Iterable[str] | Mapping[str, Tensor],
+        frozen: FrozenParams,
+        order: Iterable[str],
     ) -> None:
         self.loss_fn, self.free, self.frozen = loss_fn, tuple(free), frozen
         self.order = tuple(order)
+        # u*'s shapes where ``free`` gives its tensors (``restrict``), else unchecked
+        self.shapes: dict[str, tuple[int, ...]] | None = (
+            {n: tuple(v.shape) for n, v in free.items()} if isinstance(free, Mapping) else None
+        )
+
+    def check_params(self, params: Mapping[str, Any]) -> None:
+        """``params`` name the free parameters u, each with u*'s shape: a frozen name (the full
+        w* passed where u* belongs) would override v* and be sampled, voiding the restriction."""
+        if frozen := [k for k in params if k in self.frozen.names]:
+            raise InvalidInputError(
+                f"params has {frozen[:8]}, which numeric.restrict froze at w*'s values: a "
+                "restricted loss samples only the selected parameters, so pass u* (the second "
+                "value restrict returned), not the full w*"
+            )
+        if unknown := [k for k in params if k not in self.free]:
+            raise InvalidInputError(
+                f"params has {unknown[:8]}, which the restricted loss does not take (its free "
+                f"parameters are {list(self.free)[:_LISTED]})"
+            )
+        if missing := [k for k in self.free if k not in params]:
+            raise InvalidInputError(
+                f"params lacks the restriction's free parameter(s) {missing[:8]}: pass all of "
+                "u* (the second value numeric.restrict returned)"
+            )
+        for k, want in (self.shapes or {}).items():
+            got = tuple(getattr(params[k], "shape", ()))
+            if got != want:
+                raise InvalidInputError(
+                    f"params[{k!r}] has shape {got}, but the restriction's u* has shape {want}"
+                )
 
     def __call__(self, params: dict[str, Tensor], batch: Any) -> Tensor:
         like = params[self.free[0]]

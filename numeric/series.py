@@ -148,6 +148,12 @@ class SeriesTask:
         on_error: OnError,
         options: dict[str, Any],
     ) -> SeriesTask:
+        if isinstance(loss_fn, RestrictedLoss):  # its v* would be overridden by each checkpoint
+            raise InvalidInputError(
+                "estimate_llc_series takes the unrestricted loss and select= (here select="
+                f"{list(loss_fn.free)!r}): each checkpoint's own values hold the other "
+                "parameters fixed, not those numeric.restrict froze"
+            )
         require_eval_mode(loss_fn)  # the module's, not a checkpoint's: refused once, up front
         first = cps[0].params
         _check_same_entries(cps)

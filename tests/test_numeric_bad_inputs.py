@@ -148,6 +148,15 @@ ROWS = {
     "temperature_sweep one nbeta": (lambda: numeric.temperature_sweep(estimate_llc_potential, K, [0.0], 1000, nbetas=[100]), "nbetas"),
     "GaussianLinear mismatched": (lambda: numeric.GaussianLinear(X, Y[:5]), r"X \[n, d\] and y \[n\]"),
     "GaussianLinear 1-D X": (lambda: numeric.GaussianLinear(Y, Y), r"X \[n, d\] and y \[n\]"),
+    "GaussianLinear no samples": (lambda: numeric.GaussianLinear(X[:0], Y[:0]), "n ≥ 1 samples"),
+    "expected_llc K of shape [N, 1]": (lambda: numeric.expected_llc(lambda w: w**2, [0.0], nbeta=100, gamma=1), r"must return shape \(3,\), got \(3, 1\)"),
+    "expected_llc K keepdim": (lambda: numeric.expected_llc(lambda w: w.square().sum(-1, keepdim=True), [0.0, 0.0], nbeta=100, gamma=1), r"got \(3, 1\)"),
+    "expected_llc K a scalar": (lambda: numeric.expected_llc(lambda w: w.sum(), [0.0], nbeta=100, gamma=1), r"got \(\)"),
+    "potential in float16 with the metric": (lambda: estimate_llc_potential(K, [0.0, 0.0], 1000, dtype=torch.float16, num_chains=2), "too narrow.*metric=False"),
+    "potential in bfloat16 with the metric": (lambda: estimate_llc_potential(K, [0.0], 1000, dtype=torch.bfloat16, metric=True), "too narrow"),
+    "ess of a complex array": (lambda: numeric.ess(np.ones((2, 10)) * 1j), "complex"),
+    "format_findings of a string": (lambda: numeric.format_findings("abc"), "list of Findings"),
+    "hessian_top_eigenvalues NaN data": (lambda: numeric.hessian_top_eigenvalues(LOSS, W, (X * float("nan"), Y)), r"data\[0\] has NaN"),
 }  # fmt: skip
 
 

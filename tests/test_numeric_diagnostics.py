@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from scipy import stats
 
+import numeric
 from numeric.diagnostics import (
     _bulk_and_tail_ranks,
     autocorr_time,
@@ -205,3 +207,13 @@ def test_one_chain_of_the_fewest_draws_has_an_error_bar() -> None:
     assert ess(x) == pytest.approx(4.0)
     st = chain_stats(x, 10.0)
     assert st.stderr == pytest.approx(10 * x.std(ddof=1) / 2)  # sd/√ESS, ESS = 4
+
+
+def test_diagnostics_take_tensors_with_grad_and_constant_chains_apart_are_inf() -> None:
+    """A trace kept as a tensor that requires grad is read (detached), with the same ESS as its
+    numpy copy; two constant chains at different values have R-hat inf (no within-chain
+    variance at all), not a rounding-sized finite number."""
+    t = torch.randn(2, 200, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    assert numeric.ess(t) == numeric.ess(t.detach().numpy())
+    assert numeric.split_rhat(np.array([[1.0] * 10, [2.0] * 10])) == float("inf")
+    assert numeric.split_rhat(np.array([[1.0] * 10, [1.0] * 10])) == 1.0
