@@ -44,13 +44,10 @@ def worst_severity(findings: Iterable[Finding]) -> str:
 
 def format_findings(findings: Iterable[Finding]) -> str:
     """One line per finding; ``"no findings"`` when there are none."""
-    if isinstance(findings, (str, bytes, Finding)):
+    listed = None if isinstance(findings, (str, bytes, Finding)) else tuple(findings)
+    if listed is None or not all(isinstance(f, Finding) for f in listed):
         raise InvalidInputError("format_findings takes a list of Findings (est.diagnostics)")
-    findings = tuple(findings)
-    if not all(isinstance(f, Finding) for f in findings):
-        raise InvalidInputError("format_findings takes a list of Findings (est.diagnostics)")
-    lines = [str(f) for f in findings]
-    return "\n".join(lines) if lines else "no findings"
+    return "\n".join(map(str, listed)) if listed else "no findings"
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,30 +373,5 @@ def nonfinite_proposals(fraction: float) -> tuple[Finding, ...]:
             "finite. That is right only if K is undefined there (its domain); if K should be "
             "finite everywhere near w*, it overflows or has a bug",
             {"fraction": fraction},
-        ),
-    )
-
-
-DIVERGENT_ENERGY = 1000.0  # an energy error H₁ − H₀ above this is a divergent trajectory (Stan)
-DIVERGENT_ERROR = 0.05  # a share of divergent HMC trajectories from which the estimate is an error
-
-
-def divergent_trajectories(fraction: float, target_acceptance: float) -> tuple[Finding, ...]:
-    """HMC trajectories whose energy error was huge or non-finite (``numeric.hmc``): the leapfrog
-    step is unstable where they went, so high-curvature regions are under-visited and the
-    estimate is biased (usually low). A warning for any, an error from ``DIVERGENT_ERROR``."""
-    if not fraction > 0:
-        return ()
-    severity = "error" if fraction >= DIVERGENT_ERROR else "warning"
-    return (
-        Finding(
-            "divergent",
-            severity,
-            f"{100 * fraction:.3g}% of the draws' trajectories diverged (an energy error above "
-            f"{DIVERGENT_ENERGY:g}, or NaN): the leapfrog step is unstable where they went, so the chains rarely "
-            "enter regions of high curvature, and the estimate may be biased (usually low) beyond "
-            f"its error bar. Raise target_acceptance (now {target_acceptance:g}; 0.97 or 0.99 "
-            "gives a smaller step)",
-            {"fraction": fraction, "target_acceptance": target_acceptance},
         ),
     )

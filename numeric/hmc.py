@@ -50,12 +50,7 @@ from torch import Tensor
 from numeric.centre import CentreSum, check_off_centre
 from numeric.diagnostics import direction_ess, direction_rhat
 from numeric.errors import DivergenceError
-from numeric.findings import (
-    DIVERGENT_ENERGY,
-    Finding,
-    divergent_trajectories,
-    format_findings,
-)
+from numeric.findings import Finding, format_findings
 from numeric.memory import require_memory
 from numeric.options import as_seed, check_dtype, check_int, check_real, default_nbeta
 from numeric.potential import (
@@ -69,6 +64,31 @@ from numeric.potential_warmup import MAX_TRACKED_COORDS, DualAveraging
 from numeric.result import chain_stats, standard_findings
 
 __all__ = ["HMCReference", "hmc_llc_potential"]
+
+DIVERGENT_ENERGY = 1000.0  # an energy error H₁ − H₀ above this is a divergent trajectory (Stan)
+DIVERGENT_ERROR = 0.05  # a share of divergent HMC trajectories from which the estimate is an error
+
+
+def divergent_trajectories(fraction: float, target_acceptance: float) -> tuple[Finding, ...]:
+    """HMC trajectories whose energy error was huge or non-finite (``numeric.hmc``): the leapfrog
+    step is unstable where they went, so high-curvature regions are under-visited and the
+    estimate is biased (usually low). A warning for any, an error from ``DIVERGENT_ERROR``."""
+    if not fraction > 0:
+        return ()
+    severity = "error" if fraction >= DIVERGENT_ERROR else "warning"
+    return (
+        Finding(
+            "divergent",
+            severity,
+            f"{100 * fraction:.3g}% of the draws' trajectories diverged (an energy error above "
+            f"{DIVERGENT_ENERGY:g}, or NaN): the leapfrog step is unstable where they went, so the chains rarely "
+            "enter regions of high curvature, and the estimate may be biased (usually low) beyond "
+            f"its error bar. Raise target_acceptance (now {target_acceptance:g}; 0.97 or 0.99 "
+            "gives a smaller step)",
+            {"fraction": fraction, "target_acceptance": target_acceptance},
+        ),
+    )
+
 
 MAX_LEAPFROG = 100_000  # leapfrog steps of one trajectory: beyond it ε has collapsed
 

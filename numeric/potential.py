@@ -36,7 +36,6 @@ from numeric.findings import (
     nonfinite_proposals,
 )
 from numeric.measure import Curvature
-from numeric.memory import require_memory
 from numeric.options import OnDivergence, PotentialOptions, default_nbeta
 from numeric.potential_steps import (
     AcceptanceMeter,
@@ -46,10 +45,8 @@ from numeric.potential_steps import (
     UnadjustedTransition,
 )
 from numeric.potential_warmup import (
-    MAX_METRIC_DIM,
-    MAX_POTENTIAL_DRAWS,
     MAX_TRACKED_COORDS,
-    metric_may_run,
+    check_run_fits,
     sample_potential,
     warm_up_potential,
 )
@@ -121,8 +118,7 @@ def estimate_llc_potential(
     )
     nbeta_v, nbeta_rule = default_nbeta(n, nbeta)
     w0 = as_w_star(w_star, device, dtype)
-    _check_metric_dtype(opts, w0)
-    _check_memory(opts, w0)
+    check_run_fits(opts, w0)
     h = _prior(opts.prior_exponents, w0)
     k_star = check_potential(K, w0)
     if h is None:  # the chains start at w* (with a prior, beside it: φ(w*) = 0)
@@ -301,35 +297,6 @@ def _prior(h: tuple[float, ...] | None, w: Tensor) -> Tensor | None:
             f"prior_exponents has {len(h)} entries, w_star {w.numel()}: one exponent per parameter"
         )
     return torch.tensor(h, dtype=w.dtype, device=w.device)
-
-
-def _check_metric_dtype(opts: PotentialOptions, w: Tensor) -> None:
-    """The position-dependent metric's D × D eigen-decompositions (``numeric.mmala``) and its
-    finite-difference Hessian (steps of ε^(1/3)) need at least float32."""
-    if w.element_size() < 4 and metric_may_run(opts, w.numel()):
-        raise InvalidInputError(
-            f"dtype {w.dtype} is too narrow for the position-dependent metric that "
-            f"estimate_llc_potential adds up to {MAX_METRIC_DIM} parameters (its Hessian by "
-            "finite differences and eigen-decompositions need float32 or float64): pass "
-            "dtype=torch.float32, or metric=False for plain MALA in this dtype"
-        )
-
-
-def _check_memory(opts: PotentialOptions, w: Tensor) -> None:
-    """Refuse a run whose chains (with the metric's D×D matrices) and traces cannot fit."""
-    c, d, item = opts.num_chains, w.numel(), w.element_size()
-    draws = opts.num_draws if opts.num_draws is not None else MAX_POTENTIAL_DRAWS
-    metric = c * d * d * item * 6 if metric_may_run(opts, d) else 0
-    require_memory(
-        {
-            "the chains' state": c * d * item * 16,
-            "the metric": metric,
-            "the traces": c * draws * (2 * item + 3 * 8),
-        },
-        w.device,
-        f"num_chains = {c}, {d} parameters and "
-        + (f"num_draws = {draws}" if opts.num_draws is not None else "automatic draws"),
-    )
 
 
 def as_w_star(w_star: Any, device: Any, dtype: torch.dtype) -> Tensor:

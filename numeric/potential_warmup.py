@@ -35,8 +35,10 @@ import torch
 from numeric.centre import CentreSum
 from numeric.chains import Chains, stepwise_block
 from numeric.diagnostics import direction_ess
+from numeric.errors import InvalidInputError
 from numeric.findings import Finding
 from numeric.measure import Curvature
+from numeric.memory import require_memory
 from numeric.options import PotentialOptions
 from numeric.potential_steps import METRIC_STEP_RANGE, MetricTransition
 from numeric.reach import MAX_DIM
@@ -173,6 +175,32 @@ def metric_may_run(opts: PotentialOptions, d: int) -> bool:
     or by default (``None``) up to ``MAX_METRIC_DIM`` parameters; never without Metropolis."""
     return opts.metropolis and (
         opts.metric is True or (opts.metric is None and d <= MAX_METRIC_DIM)
+    )
+
+
+def check_run_fits(opts: PotentialOptions, w: torch.Tensor) -> None:
+    """Refuse a run whose chains (with the metric's D×D matrices) and traces cannot fit, or
+    whose dtype is too narrow for the position-dependent metric where it may run (its
+    eigen-decompositions, ``numeric.mmala``, and finite-difference Hessian need float32)."""
+    if w.element_size() < 4 and metric_may_run(opts, w.numel()):
+        raise InvalidInputError(
+            f"dtype {w.dtype} is too narrow for the position-dependent metric that "
+            f"estimate_llc_potential adds up to {MAX_METRIC_DIM} parameters (its Hessian by "
+            "finite differences and eigen-decompositions need float32 or float64): pass "
+            "dtype=torch.float32, or metric=False for plain MALA in this dtype"
+        )
+    c, d, item = opts.num_chains, w.numel(), w.element_size()
+    draws = opts.num_draws if opts.num_draws is not None else MAX_POTENTIAL_DRAWS
+    metric = c * d * d * item * 6 if metric_may_run(opts, d) else 0
+    require_memory(
+        {
+            "the chains' state": c * d * item * 16,
+            "the metric": metric,
+            "the traces": c * draws * (2 * item + 3 * 8),
+        },
+        w.device,
+        f"num_chains = {c}, {d} parameters and "
+        + (f"num_draws = {draws}" if opts.num_draws is not None else "automatic draws"),
     )
 
 

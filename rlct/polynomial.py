@@ -118,10 +118,15 @@ def from_polynomial(
         return crossing  # (x + y + z)^60: one factorisation, not a degenerate Newton polyhedron
     try:
         analysis = newton_step(poly, h, stop_at_degenerate=True)
-    except TooLargeError:
+    except TooLargeError as too_large:
         if (form := quadratic_form_rlct(poly, h)) is not None:
             return form  # Σ x_i² in many variables: too many faces, one rank
-        raise
+        if (squares := square_generators(expr, variables)) is None:
+            raise
+        try:  # a sum of squares (its sign known): the ideal's steps, blocks on disjoint
+            return _solve_ideal(squares, h)  # variables among them, need no verdict on K's faces
+        except TooLargeError:
+            raise too_large from None
     newton = analysis.result
     if newton.exact:
         return newton

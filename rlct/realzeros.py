@@ -75,6 +75,14 @@ def torus_reduction(
     return chosen, weights
 
 
+def _positive_even_monomials(g: sp.Expr, variables: Sequence[sp.Symbol]) -> bool:
+    """Every term of ``g`` (not 0) is c·x^α with c > 0 and every exponent even."""
+    if g == 0:
+        return False
+    terms = sp.Poly(g, *variables).terms()
+    return all(c > 0 and all(e % 2 == 0 for e in m) for m, c in terms)
+
+
 def _sign_assignments(n: int) -> list[tuple[int, ...]]:
     out = [()]
     for _ in range(n):
@@ -94,6 +102,8 @@ def has_real_torus_zero(
         return False  # c·x^α with c ≠ 0 (a monomial face part) vanishes nowhere on the torus
     if any(_definite_quadratic_form(g, variables) for g in polys):
         return False  # a definite quadratic form vanishes only at 0
+    if any(_positive_even_monomials(g, variables) for g in polys):
+        return False  # Σ c_α·x^α, every c_α > 0 and α even: > 0 wherever no x_j is 0
     fixed, _ = torus_reduction(face_points, d)
     free = [v for j, v in enumerate(variables) if j not in fixed]
     undecided = False

@@ -4,6 +4,7 @@ import itertools
 import math
 from fractions import Fraction
 
+import pytest
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
@@ -74,3 +75,32 @@ def test_square_example():
     assert sorted(P.vertices) == [(0, 2), (2, 0)]
     edge = [f for f in P.compact_faces if f.dim == 1]
     assert [f.points for f in edge] == [((0, 2), (1, 1), (2, 0))]
+
+
+def test_building_the_facets_is_bounded_in_work_not_only_in_facets() -> None:
+    """The path Σ (w_i w_{i+1})² in 36 variables ran a minute in the double description before
+    its facets passed MAX_FACETS; the adjacency tests' work is bounded too, so it is refused in
+    seconds, naming K."""
+    from rlct.errors import TooLargeError
+    from rlct.polyhedron import NewtonPolyhedron
+
+    n = 36
+    points = [tuple(2 if k in (i, i + 1) else 0 for k in range(n)) for i in range(n - 1)]
+    with pytest.raises(TooLargeError, match=r"K: .*adjacency tests"):
+        _ = NewtonPolyhedron(points, "K").facets
+
+
+def test_compact_faces_have_the_affine_rank_of_their_points() -> None:
+    """A compact face's dimension from its points' affine rank equals d − rank of the normals
+    of the facets containing it, on every compact face of a few polyhedra."""
+    from rlct.polyhedron import NewtonPolyhedron
+    from rlct.ranks import rank_of
+
+    for points in (
+        [(2, 0, 0), (0, 2, 0), (0, 0, 2), (1, 1, 1)],
+        [(4, 0, 0), (0, 4, 0), (0, 0, 4), (2, 2, 0), (0, 2, 2)],
+        [(2, 2, 0, 0), (0, 2, 2, 0), (0, 0, 2, 2), (6, 0, 0, 0), (0, 0, 0, 6)],
+    ):
+        poly = NewtonPolyhedron(points)
+        for face in poly.compact_faces:
+            assert face.dim == poly.dim - rank_of([f.normal for f in face.facets])

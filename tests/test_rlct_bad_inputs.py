@@ -122,7 +122,8 @@ def _polynomials(add: Add) -> None:
     add("fp huge string power", lambda: fp("x**10**10", (x,)), TL, r"\bK\b")
     add("fp huge expansion", lambda: fp((x + y + 1) ** 400 - 1, (x, y)), TL, r"\bK\b")
     xs40 = sp.symbols("w0:40", real=True)
-    add("fp 40 variables", lambda: fp(sum(v**4 for v in xs40), xs40), TL, r"\bK\b")
+    chain = sum((xs40[i] * xs40[i + 1]) ** 2 for i in range(39))  # no blocks: one path of 40
+    add("fp 40-variable chain", lambda: fp(chain, xs40), TL, r"\bK\b")
     add("fp vars=x", lambda: fp(x**2, x), N, "variables")
     add("fp vars=None", lambda: fp(x**2, None), N, "variables")
     add("fp vars='x'", lambda: fp(x**2, "x"), N, "variables")

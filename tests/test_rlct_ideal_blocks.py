@@ -76,3 +76,41 @@ def test_elimination_answers_where_the_newton_polyhedron_has_too_many_faces(widt
     formula = rlct.deep_linear_network(widths, r)
     assert got.exact and (got.lam, got.mult) == (formula.lam, formula.mult)
     assert "eliminated" in got.method
+
+
+def test_a_sum_of_squares_with_too_many_faces_is_solved_by_its_blocks() -> None:
+    """Σ_{i<40} w_i⁴ has 2⁴⁰ − 1 compact faces and Σ_{i<6} (w_{2i}² − w_{2i+1}³)² more than
+    1,024: from_polynomial once refused both, while from_ideal solved them by blocks on
+    disjoint variables. Each w⁴ has λ = 1/4 and each cusp (x² − y³)² λ = 5/12 (1/2·(1/2 + 1/3)),
+    all m = 1, so λ = 40/4 = 10 and 6·5/12 = 5/2, m = 1 (the block rule)."""
+    w = sp.symbols("w0:40")
+    quartics = rlct.from_polynomial(sum(v**4 for v in w), w)
+    assert quartics.exact and (quartics.lam, quartics.mult) == (10, 1)
+    cusps = rlct.from_polynomial(
+        sum((w[2 * i] ** 2 - w[2 * i + 1] ** 3) ** 2 for i in range(6)), w[:12]
+    )
+    assert cusps.exact and (cusps.lam, cusps.mult) == (sp.Rational(5, 2), 1)
+    assert (cusps.lam, cusps.mult) == (
+        rlct.from_ideal([w[2 * i] ** 2 - w[2 * i + 1] ** 3 for i in range(6)], w[:12]).lam,
+        1,
+    )
+
+
+def test_a_newton_case_in_sixteen_variables_is_solved_in_seconds() -> None:
+    """A positive sum of even monomials: every face polynomial is positive on the torus, so no
+    sign enumeration is needed (this 26-term K from newton_polynomials(max_dim=16) ran past
+    120 s in it). By hand, with λ of a sum over disjoint variables the sum (m: Σ m − (k − 1))
+    and of a product the min (m: Σ m where equal): L = w1⁴w2⁴ + w3²/2 has 1/4 + 1/2 = 3/4,
+    m = 2; D = w5⁴ + w6²/2 and E = w8⁴ + w9² have 3/4, so D·E has 3/4, m = 2, and
+    B = 2w10⁴ + w11² + 2DE has 1/4 + 1/2 + 3/4 = 3/2, m = 2; C = 2w13⁴ + (4/3)w14²w15⁴ has
+    1/4 + 1/4 = 1/2; A = 2w4⁴ + B·C has 1/4 + 1/2 = 3/4, m = 1; K = 9·L·A: 3/4, m = 3."""
+    w = sp.symbols("w0:16")
+    left = w[1] ** 4 * w[2] ** 4
+    right = w[3] ** 2
+    a = 2 * w[4] ** 4 + (
+        2 * w[10] ** 4 + w[11] ** 2 + 2 * (w[5] ** 4 + w[6] ** 2 / 2) * (w[8] ** 4 + w[9] ** 2)
+    ) * (2 * w[13] ** 4 + 4 * w[14] ** 2 * w[15] ** 4 / 3)
+    K = sp.expand(9 * (left + right / 2) * a)
+    assert len(sp.Poly(K, *w).terms()) == 26
+    r = rlct.from_polynomial(K, w)
+    assert r.exact and (r.lam, r.mult) == (sp.Rational(3, 4), 3)
