@@ -23,6 +23,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``step_check``        the chains continued at ε/2 and back at ε: the step's bias, λ₀ at ε → 0
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
 ``centre``            chains that settled around a point other than w* (``off_centre``)
+``soft``              directions with 0 < nβh < γ + α the run did not relax (``soft_directions``)
 ``batching``          where the full batch would mix cheaper than heated minibatches
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
@@ -65,6 +66,7 @@ from numeric.run_config import run_config
 from numeric.run_findings import reach_findings, slow_findings
 from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
 from numeric.settle import draw_until_settled, retuner, settling_finding
+from numeric.soft import check_soft_directions
 from numeric.spreading import escalate
 from numeric.step_check import check_bias, run_check
 from numeric.torch_limits import run_differentiable
@@ -356,6 +358,12 @@ def _estimate(
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
     slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive, opts.num_draws is not None)
     findings.extend(slow)
+    stats = summary.stats
+    findings.extend(
+        check_soft_directions(
+            plan, tuning, warm.num_burnin, int(drawn.num_draws), stats.mean, stats.stderr
+        )
+    )
     target = SLOW_ESS if plan.track_positions else LOSS_ESS
     findings.extend(check_still_relaxing(drawn.ess_history, target))
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))

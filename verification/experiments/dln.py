@@ -177,9 +177,13 @@ def dln_verdict(
     if not true:
         return Verdict(CLAIM, "inconclusive", (), "no network with λ > 0 at its true parameter")
     errs = [abs(p.rel_error) for p in true]
-    med, worst = statistics.median(errs), max(errs)
-    signed = statistics.median(p.rel_error for p in true)
-    usable = [abs(p.rel_error) for p in true if p.estimate.ok]
+    # a NaN error (an estimate that failed) is the worst, not wherever sorting leaves it
+    med = statistics.median(sorted(errs, key=lambda e: e if math.isfinite(e) else math.inf))
+    worst = max(errs, key=lambda e: e if math.isfinite(e) else math.inf)
+    signed = statistics.median(
+        sorted((p.rel_error for p in true), key=lambda e: e if math.isfinite(e) else math.inf)
+    )
+    usable = [abs(p.rel_error) for p in true if p.estimate.ok and math.isfinite(p.rel_error)]
     errors = len(true) - len(usable)
     med_usable = statistics.median(usable) if usable else math.nan
     nums = (
@@ -195,7 +199,7 @@ def dln_verdict(
         nums += (Measurement("median |λ̂/λ − 1| after training", statistics.median(trained)),)
     sizes = [p.teacher.num_params for p in true]
     span = f"{len(true)} networks of {min(sizes)}–{max(sizes)} parameters"
-    if med <= median_tol and worst <= max_tol and errors == 0:
+    if med <= median_tol and worst <= max_tol and errors == 0 and all(map(math.isfinite, errs)):
         return Verdict(
             CLAIM, "reproduced", nums, f"{span}: median error {med:.1%}, worst {worst:.1%}."
         )
