@@ -7,6 +7,14 @@ the loss trace see steps of that size) and λ̂ is biased without any other find
 Measured (float32, K = 1 + w₁² + w₂², λ = 1): n = 10⁸ (nβ = 5.4·10⁶, r = 0.65) read 0.854 ±
 0.016; n = 10⁴ with K + 10⁴ (r = 1.3) 0.673 ± 0.023; both without a finding. In float64, or
 float32 at a trained network's L(w*) ≈ 0.01 and nβ ≈ 200 (r ≈ 2·10⁻⁷), nothing fires.
+
+That scale misses the rounding inside the loss: a regression whose predictions are ~10³ and
+residuals ~1 has L(w*) ≈ 0.5 (r = 0.003), yet each residual is rounded at ε·|ŷ| and float32
+read λ̂ = 1.28 ± 0.04 and 1.34 ± 0.05 against an exact 1.59 (float64: 1.62, 1.52), with no
+finding. ``check_rounding`` measures it: the differences nβ·(L(w) − L(w*)) at the chains' last
+positions, in the run's dtype and in float64 on the same samples (up to ``ROUNDING_SAMPLES``);
+their mean gap, where it is 3 of its standard errors, from ``WARN``·|λ̂| is ``rounding_bias``
+(a warning; from ``ERROR``·|λ̂| an error).
 """
 
 from __future__ import annotations
@@ -14,11 +22,15 @@ from __future__ import annotations
 import math
 
 import torch
+from torch import Tensor
 
+from numeric.data import take, to_device
 from numeric.findings import Finding
+from numeric.model import Problem, _on_run
 
 WARN = 0.01  # r / |λ̂| from which the rounding is named
 ERROR = 0.1  # and from which λ̂ cannot be used
+ROUNDING_SAMPLES = 4096  # samples on which check_rounding compares the dtypes
 
 
 def check_resolution(
@@ -43,5 +55,48 @@ def check_resolution(
             "differences nβ·(L(w) − L(w*)) the estimate averages are partly rounding: run in "
             "float64 (dtype=torch.float64), or subtract the loss's constant part",
             {"resolution": r, "ratio": ratio},
+        ),
+    )
+
+
+def check_rounding(problem: Problem, positions: Tensor, llc: float) -> tuple[Finding, ...]:
+    """``rounding_bias`` (module docstring) at ``positions`` [C, D], for runs narrower than
+    float64; () where the loss cannot be evaluated in float64 (a loss holding tensors of its
+    own dtype) or nothing is measurable."""
+    w_star = problem.w_star
+    if w_star.dtype == torch.float64 or positions.shape[0] < 2 or not math.isfinite(llc):
+        return ()
+    idx = torch.arange(min(problem.n, ROUNDING_SAMPLES), device=w_star.device)
+    batch = take(problem.model.data, idx)
+    wide = _on_run(problem.loss_fn, w_star.device, torch.float64)
+    batch64 = to_device(batch, w_star.device, torch.float64)
+    spec, nbeta = problem.spec, problem.nbeta
+    try:
+        with torch.no_grad():
+            narrow = [
+                float(problem.loss_fn(spec.unflatten(w), batch)) for w in (w_star, *positions)
+            ]
+            exact = [float(wide(spec.unflatten(w.double()), batch64)) for w in (w_star, *positions)]
+    except (RuntimeError, TypeError):
+        return ()
+    gaps = [nbeta * ((a - narrow[0]) - (b - exact[0])) for a, b in zip(narrow[1:], exact[1:])]
+    if not all(map(math.isfinite, gaps)):
+        return ()
+    mean = sum(gaps) / len(gaps)
+    se = math.sqrt(sum((g - mean) ** 2 for g in gaps) / (len(gaps) - 1) / len(gaps))
+    share = abs(mean) / abs(llc) if llc != 0 else math.inf
+    if not (share >= WARN and abs(mean) >= 3 * se):
+        return ()
+    name = str(w_star.dtype).removeprefix("torch.")
+    return (
+        Finding(
+            "rounding_bias",
+            "error" if share >= ERROR else "warning",
+            f"at the chains' last positions nβ·(L(w) − L(w*)) in {name} differs from the same "
+            f"difference in float64 by {mean:+.3g} on average ({share:.1%} of λ̂ = {llc:.4g}, "
+            f"{len(gaps)} positions, {idx.numel()} samples): the loss's rounding (inside it: "
+            "large predictions or features, not only L(w*)) shifts what the estimate averages. "
+            "Run in float64 (dtype=torch.float64), or rescale the inputs and targets",
+            {"bias": mean, "stderr": se, "ratio": share},
         ),
     )

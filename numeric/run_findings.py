@@ -19,7 +19,7 @@ from numeric.model import Problem
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
 from numeric.reach import unreached_region
-from numeric.resolution import check_resolution
+from numeric.resolution import check_resolution, check_rounding
 from numeric.result import ChainSummary, FullDataLLC
 from numeric.spreading import check_spreading
 from numeric.stiffness import check_stiffer_in_draws
@@ -121,6 +121,9 @@ def reach_findings(
         nbeta * (full_data.loss_trace - l_star) if full_data is not None else nbeta * summary.delta
     )
     rounding = check_resolution(summary.stats.mean, nbeta, l_star, problem.w_star.dtype)
+    if drawn.visited and not rounding:
+        last = drawn.visited[-1][torch.as_tensor(alive, device=drawn.visited[-1].device)]
+        rounding = check_rounding(problem, last, summary.stats.mean)
     centre = check_off_centre(drawn.centre, alive, problem.w_star, opts.gamma, opts.prior_precision)
     return (
         rounding

@@ -244,17 +244,19 @@ def test_the_potential_memory_check_counts_the_metric_only_where_it_runs(monkeyp
     """The position-dependent metric (C·D² per copy) runs by default only up to MAX_METRIC_DIM
     parameters; the memory check counted it at every size and refused a 3,873-parameter MALA run
     of 2.7 GiB that needs 0.03 GiB."""
-    from numeric import potential
+    from numeric import potential_warmup
     from numeric.options import PotentialOptions
     from numeric.potential_warmup import MAX_METRIC_DIM
 
     asked: dict[str, float] = {}
-    monkeypatch.setattr(potential, "require_memory", lambda parts, *a: asked.update(parts))
+    monkeypatch.setattr(potential_warmup, "require_memory", lambda parts, *a: asked.update(parts))
     big = torch.zeros(3873, dtype=torch.float64)
-    potential._check_memory(PotentialOptions(num_chains=4, num_draws=1000), big)
+    potential_warmup.check_run_fits(PotentialOptions(num_chains=4, num_draws=1000), big)
     assert asked["the metric"] == 0
-    potential._check_memory(PotentialOptions(num_chains=4, num_draws=1000, metric=True), big)
+    potential_warmup.check_run_fits(
+        PotentialOptions(num_chains=4, num_draws=1000, metric=True), big
+    )
     assert asked["the metric"] == 4 * 3873**2 * 8 * 6
     small = torch.zeros(MAX_METRIC_DIM, dtype=torch.float64)
-    potential._check_memory(PotentialOptions(num_chains=4, num_draws=1000), small)
+    potential_warmup.check_run_fits(PotentialOptions(num_chains=4, num_draws=1000), small)
     assert asked["the metric"] > 0

@@ -60,3 +60,37 @@ def test_a_float32_network_at_a_small_loss_is_not_flagged():
     shifted, w2 = numeric.from_module(m, lambda out, t: F.mse_loss(out, t) + 1e5)
     est = numeric.estimate_llc(shifted, w2, (x, y), gamma=100.0, **SHORT)
     assert "loss_resolution" in {f.code for f in est.diagnostics}
+
+
+def test_rounding_inside_the_loss_is_measured_against_float64() -> None:
+    """Predictions ~10³, residuals ~1: L(w*) ≈ 0.5, so nβ·ε·|L(w*)| = 0.003 says nothing, yet
+    float32 reads λ̂ ≈ 1.3 against the exact ½Σ nβh/(nβh + 1) = 1.59 (float64 agrees). The
+    differences at the chains' last positions, float32 against float64, show the shift:
+    rounding_bias, an error; the float64 run is silent."""
+    n, nbeta = 1000, 1e5
+    g = torch.Generator().manual_seed(0)
+    scales = torch.tensor([1e-3, 1e-3, 1.0, 1e3, 1e3], dtype=torch.float64)
+    x = torch.randn(n, 5, generator=g, dtype=torch.float64) * scales
+    y = x @ torch.randn(5, 1, generator=g, dtype=torch.float64)
+    y = y + torch.randn(n, 1, generator=g, dtype=torch.float64)
+    w_hat = torch.linalg.lstsq(x, y).solution
+    h = torch.linalg.eigvalsh(x.T @ x / n)
+    exact = float(0.5 * (nbeta * h / (nbeta * h + 1.0)).sum())
+    codes = {}
+    for dtype in (torch.float32, torch.float64):
+        model = torch.nn.Linear(5, 1, bias=False).double()
+        with torch.no_grad():
+            model.weight.copy_(w_hat.T)
+        model = model.to(dtype).eval()
+        loss_fn, w = numeric.from_module(model, lambda o, t: 0.5 * ((o - t) ** 2).mean())
+        est = numeric.estimate_llc(
+            loss_fn, w, (x.to(dtype), y.to(dtype)), nbeta=nbeta, batch_size=n, num_chains=4,
+            seed=0, progress=False,
+        )  # fmt: skip
+        codes[dtype] = {f.code: f.severity for f in est.diagnostics}
+        if dtype == torch.float32:
+            assert est.mean < exact - 5 * est.stderr  # it does mislead
+        else:
+            assert abs(est.mean - exact) < 4 * est.stderr
+    assert codes[torch.float32].get("rounding_bias") == "error"
+    assert "rounding_bias" not in codes[torch.float64]
