@@ -18,7 +18,7 @@ from numeric.linalg import least_squares, one_thread
 
 from ._validate import check_data_size
 from .cases import DLNCase, PotentialCase, RRRCase
-from .errors import InvalidTypeError
+from .errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
     "RegressionProblem",
@@ -51,6 +51,12 @@ def _polynomial(K: object, variables: object) -> sp.Poly:
             f"K must be a sympy expression in {tuple(variables)}, got {type(K).__name__} "
             f"{shown}{why}"
         )
+    if stray := sorted(map(str, K.free_symbols - set(variables))):
+        raise InvalidArgumentError(
+            f"K contains symbols {stray} not in the variables {tuple(variables)}"
+        )
+    if not K.is_polynomial(*variables):
+        raise InvalidArgumentError(f"K must be a polynomial in {tuple(variables)}, got {K}")
     return sp.Poly(K, *variables)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .._validate import check_int
 from .cullen import (
     CLAIM_LR,
     CLAIM_SENSITIVITY,
@@ -80,6 +81,7 @@ def grokking_run(
     settings: Estimator,
 ) -> GrokRun:
     """Train with ``num_checkpoints`` snapshots; estimate λ̂ at every ``llc_every``-th one."""
+    check_int("llc_every", llc_every, 1)
     net, snaps, states = train_quadratic(
         task,
         K,

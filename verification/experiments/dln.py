@@ -19,6 +19,8 @@ import torch
 
 import numeric
 
+from .._validate import check_int
+from ..errors import InvalidArgumentError
 from .llc import LLCPoint, llc_at, mse_loss, point
 from .networks import deep_linear
 from .optimizers import OptimizerSpec, adam
@@ -91,6 +93,9 @@ def dln_estimate(
     """λ̂ of one teacher at the true parameter, or after ``train_steps`` full-batch steps of
     ``optimizer`` (default Adam, lr 0.01) from initialisation ``init_scale``·torch's default;
     the record and the whole estimate (its Laplace value, step check, findings)."""
+    if where not in ("true", "trained"):
+        raise InvalidArgumentError(f"where must be 'true' or 'trained', got {where!r}")
+    check_int("n", n, 1)
     data, g = dln_data(teacher, n, seed, dtype)
     if where == "true":
         net, loss = teacher.module(dtype), 0.0
@@ -227,6 +232,8 @@ def dln_claim(
     teachers: Sequence[DLNTeacher], n: int, *, trained: int = 0, seed: int = 0, **estimator: Any
 ) -> DLNResult:
     """λ̂ at every teacher's true parameter, and after training for the first ``trained`` ones."""
+    check_int(f"trained (of {len(teachers)} teachers)", trained, 0, len(teachers))
+    check_int("n", n, 1)
     points = [dln_point(t, n, seed=seed, **estimator) for t in teachers]
     points += [dln_point(t, n, where="trained", seed=seed, **estimator) for t in teachers[:trained]]
     return DLNResult(tuple(points), dln_verdict(points))

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..errors import InvalidArgumentError
 from .datasets import Dataset
 from .llc import LLCPoint, llc_at
 from .networks import relu_mlp
@@ -73,6 +74,11 @@ def minimum_point(
     widths = [data.num_features, *hidden, data.num_classes]
     net = relu_mlp(widths, generator=g, dtype=data.x_train.dtype)
     per_step = optimizer.inner_steps if optimizer.kind == "entropy_sgd" else 1
+    if grad_evals < per_step or grad_evals % per_step:  # equal budgets, nothing rounded away
+        raise InvalidArgumentError(
+            f"grad_evals = {grad_evals} must be a positive multiple of {optimizer.label}'s "
+            f"{per_step} gradients per step"
+        )
     run = train(
         net,
         F.cross_entropy,
@@ -147,6 +153,8 @@ def entropy_claim(
     ``progress`` shows a bar and writes each point's λ̂ as it is found (long full-mode runs)."""
     from tqdm.auto import tqdm
 
+    if len(set(seeds)) < 2 or len(set(seeds)) != len(seeds):  # Welch's test: independent runs
+        raise InvalidArgumentError(f"seeds must list at least two distinct seeds, got {seeds!r}")
     jobs = [(s, spec) for s in seeds for spec in (sgd_spec, esgd_spec)]
     pts = []
     with tqdm(total=len(jobs), desc="trained minima", unit="net", disable=not progress) as bar:

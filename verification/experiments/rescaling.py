@@ -27,6 +27,7 @@ from torch.func import functional_call
 
 import numeric
 
+from .._validate import check_real
 from .llc import LLCPoint, llc_at, llc_of, mse_loss, nan_point
 from .networks import num_params, relu_mlp
 from .records import Claim, Measurement, Record, Verdict, z_score
@@ -111,9 +112,11 @@ def rescaling_point(
 
 
 def constancy(points: Sequence[RescalingPoint]) -> tuple[float, float]:
-    """The largest |z| of an estimate against the one at α = 1, and the largest relative change;
-    (inf, inf) when some estimate failed (nan)."""
+    """The largest |z| of an estimate against the one at the α nearest 1, and the largest
+    relative change; (inf, inf) when some estimate failed (nan) or the reference is 0."""
     ref = min(points, key=lambda p: abs(math.log(p.alpha)))
+    if ref.estimate.llc == 0:
+        return math.inf, math.inf
     zs, rel = [], []
     for p in points:
         e = p.estimate
@@ -132,6 +135,8 @@ def rescaling_verdict(
     ``rel_tol`` of the one at α = 1 (both). Reproduced if the ``"invariant"`` estimates are
     constant, not reproduced otherwise; the sentence says whether the package's defaults (and a
     fixed step) are constant too, and how many estimates carry an error finding."""
+    for i, p in enumerate(result_points):
+        check_real(f"the α of point {i}", p.alpha, 0.0, open_lo=True)
     nums, held, flagged = [], {}, {}
     for v in VARIANTS:
         pts = [p for p in result_points if p.variant == v]
@@ -143,12 +148,19 @@ def rescaling_verdict(
         nums += [Measurement(f"max |z| vs α = 1 ({v})", z), Measurement(f"max |Δλ̂/λ̂| ({v})", rel)]
     if "invariant" not in held:
         return Verdict(CLAIM, "inconclusive", tuple(nums), "no estimate in invariant coordinates")
+    invariant_alphas = {p.alpha for p in result_points if p.variant == "invariant"}
+    if len(invariant_alphas) < 2:  # constancy needs two values of α to compare
+        return Verdict(
+            CLAIM, "inconclusive", tuple(nums),
+            f"λ̂ at {len(invariant_alphas)} value of α only: nothing to compare it with",
+        )  # fmt: skip
     others = "; ".join(
         f"{v}: {'constant' if ok else 'not constant'} ({flagged[v]} with an error finding)"
         for v, ok in held.items()
     )
     alphas = sorted({p.alpha for p in result_points})
-    span = f"α = {alphas[0]:g}…{alphas[-1]:g}"
+    ref = min(alphas, key=lambda a: abs(math.log(a)))
+    span = f"α = {alphas[0]:g}…{alphas[-1]:g} (against α = {ref:g})"
     if held["invariant"]:
         text = f"{span}: λ̂ is constant with the invariant preconditioning. {others}."
         return Verdict(CLAIM, "reproduced", tuple(nums), text)
@@ -168,6 +180,8 @@ def rescaling_claim(
     N(0, I); λ̂ at T_α(w*) for each α and variant. The fixed step is the defaults' ε at α = 1."""
     if len(widths) != 3:
         raise ValueError(f"rescaling needs a two-layer network (three widths), got {list(widths)}")
+    for i, a in enumerate(alphas):  # T_α is a symmetry of a ReLU layer only for α > 0
+        check_real(f"alphas[{i}]", a, 0.0, open_lo=True)
     g = torch.Generator().manual_seed(seed)
     net = relu_mlp(widths, generator=g, dtype=torch.float64)
     x = torch.randn(n, widths[0], generator=g, dtype=torch.float64)

@@ -29,6 +29,8 @@ from torch import Tensor
 
 import rlct
 
+from .._validate import check_real
+from ..errors import InvalidArgumentError
 from .llc import LLCPoint, llc_along, mse_loss
 from .networks import deep_linear, linear_product
 from .optimizers import sgd
@@ -156,6 +158,14 @@ def saddle_claim(
     """Train ``deep_linear(widths)`` from ``init_scale``·default init with full-batch gradient
     descent (``lr``) on y = A·x, A of singular values ``singular_values``; λ̂ at the checkpoints
     for each localisation γ in ``gammas``."""
+    rank_max = min(widths[0], widths[-1])
+    if not 1 <= len(singular_values) <= rank_max:
+        raise InvalidArgumentError(
+            f"singular_values must list 1 to min(input, output width) = {rank_max} values, got "
+            f"{len(singular_values)}"
+        )
+    for i, s in enumerate(singular_values):  # the rank threshold is min(s)/2: each s > 0
+        check_real(f"singular_values[{i}]", s, 0.0, open_lo=True)
     g = torch.Generator().manual_seed(seed)
     A = target_map(widths[-1], widths[0], singular_values, g)
     x = torch.randn(n, widths[0], generator=g, dtype=torch.float64)

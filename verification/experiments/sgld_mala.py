@@ -29,6 +29,7 @@ from torch import Tensor, nn
 
 import numeric
 
+from ..errors import InvalidArgumentError
 from .llc import LLCPoint, llc_at, mse_loss, point, reference_point
 from .networks import relu_mlp
 from .records import Claim, Measurement, Record, Verdict, z_score
@@ -179,5 +180,7 @@ def sampler_verdict(pairs: Sequence[SamplerPair], z_max: float = 3.0) -> Verdict
 def sampler_claim(
     widths: Sequence[int], ns: Sequence[int], *, seed: int = 0, **kw: Any
 ) -> SamplerResult:
+    if not ns:
+        raise InvalidArgumentError("ns must list at least one sample size")
     pairs = tuple(sampler_pair(widths, n, seed=seed, **kw) for n in ns)
     return SamplerResult(pairs, sampler_verdict(pairs))

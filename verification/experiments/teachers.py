@@ -29,6 +29,7 @@ from torch.nn.utils import parameters_to_vector
 
 import rlct
 
+from .._validate import check_int
 from .networks import deep_linear, linear_product
 from .records import Record
 
@@ -138,6 +139,9 @@ def random_dln_teacher(
     √(D/depth) (±50%) and the true rank uniformly in [0, min width] (a random rank reduction).
     Redrawn until the size lies in the range.
     """
+    check_int("min_params", min_params, 1)
+    check_int(f"max_params (min_params = {min_params})", max_params, min_params)
+    check_int("max_depth", max_depth, 2)
 
     def uniform(lo: float, hi: float) -> float:
         return lo + (hi - lo) * float(torch.rand((), generator=generator, dtype=torch.float64))

@@ -1,0 +1,104 @@
+"""Verdicts that must not claim more than their points show, and claim arguments refused up
+front (issue 18's fourth audit). The points are built by hand, so every expected outcome follows
+from the verdict's documented rule, not from a run."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import sympy as sp
+import torch
+
+from verification.errors import InvalidArgumentError
+from verification.experiments.cullen import ScalingPoint, scaling_verdict
+from verification.experiments.dln import DLNPoint, dln_claim, dln_verdict
+from verification.experiments.llc import LLCPoint
+from verification.experiments.modular import Snapshot
+from verification.experiments.rescaling import RescalingPoint, rescaling_claim, rescaling_verdict
+from verification.experiments.saddles import saddle_claim
+from verification.experiments.sgld_mala import sampler_claim
+from verification.experiments.teachers import dln_teacher, random_dln_teacher
+
+
+def _llc(value: float, worst: str = "none") -> LLCPoint:
+    return LLCPoint(0, value, 0.1, 200.0, 1.0, 100.0, 0.0, 40, "", worst, 1.0)
+
+
+def test_scaling_verdict_without_an_exact_point_is_inconclusive() -> None:
+    """No trained point with an exact λ (all above exact_max_rows): nothing to hold the formula
+    against, so neither 'reproduced after a correction' nor a mean of an empty list."""
+    snap = Snapshot(100, 0.01, 0.02, 1.0, 1.0, 1.0, 1.0)
+
+    def point(p: int, k: int, llc: float) -> ScalingPoint:
+        nan = math.nan
+        return ScalingPoint(
+            p, k, 50, 40, snap, 1e-8, _llc(llc), _llc(llc), 5.0, 5.0, nan, nan, nan, False, -1,
+            k * (3 * p - 1) / 2, p * 49 / 2, 0.0,
+        )  # fmt: skip
+
+    v = scaling_verdict([point(5, 2, 4.0), point(7, 2, 5.0)], [point(5, 3, 6.0)])
+    assert v.outcome == "inconclusive" and "exact λ" in v.sentence
+
+
+def test_rescaling_needs_two_values_of_alpha_and_positive_ones() -> None:
+    one = rescaling_verdict([RescalingPoint(1.0, "invariant", _llc(1.3))])
+    assert one.outcome == "inconclusive"
+    two = rescaling_verdict(
+        [RescalingPoint(50.0, "invariant", _llc(1.3)), RescalingPoint(1e4, "invariant", _llc(1.3))]
+    )
+    assert two.outcome == "reproduced" and "against α = 50" in two.sentence
+    with pytest.raises(InvalidArgumentError, match="α of point 1"):
+        rescaling_verdict(
+            [
+                RescalingPoint(1.0, "invariant", _llc(1.3)),
+                RescalingPoint(-1.0, "invariant", _llc(1.3)),
+            ]
+        )
+    with pytest.raises(InvalidArgumentError, match=r"alphas\[1\]"):
+        rescaling_claim([1, 2, 1], [1.0, 0.0], 20)
+
+
+def test_dln_verdict_does_not_depend_on_where_a_failed_estimate_sits() -> None:
+    """Errors 1%, 2% and a NaN estimate (no error finding): the NaN is the worst network, so
+    the claim is not reproduced in any order (the median and max of a list with NaN in it
+    depended on the order, one of which read 'reproduced')."""
+    t = dln_teacher([3, 2, 3], 1, seed=0)
+    lam = float(t.lam)
+
+    def point(e: float | None) -> DLNPoint:
+        return DLNPoint(t, "true", _llc(math.nan if e is None else lam * (1 + e)), 0.0)
+
+    outcomes = {
+        dln_verdict([point(e) for e in errs]).outcome
+        for errs in ([0.01, None, 0.02], [None, 0.01, 0.02], [0.01, 0.02, None])
+    }
+    assert outcomes == {"inconclusive"}
+    assert dln_verdict([point(0.01), point(0.02), point(0.0)]).outcome == "reproduced"
+
+
+def test_claim_arguments_are_refused_before_any_work() -> None:
+    g = torch.Generator().manual_seed(0)
+    t = dln_teacher([3, 2, 3], 1, seed=0)
+    calls = {
+        "ns": lambda: sampler_claim([2, 3, 1], []),
+        "singular_values must list": lambda: saddle_claim([2, 2, 2], [3.0, 2.0, 1.0], 10, 5, [5]),
+        r"singular_values\[1\]": lambda: saddle_claim([2, 2, 2], [1.0, 0.0], 10, 5, [5]),
+        "min_params": lambda: random_dln_teacher(g, 0, 10),
+        "max_depth": lambda: random_dln_teacher(g, 2, 10, max_depth=1),
+        r"trained \(of 1 teachers\)": lambda: dln_claim([t], 20, trained=-1),
+        "n must": lambda: dln_claim([t], -3),
+    }
+    for match, call in calls.items():
+        with pytest.raises(InvalidArgumentError, match=match):
+            call()
+
+
+def test_crosscheck_names_a_k_that_is_not_a_polynomial_in_its_variables() -> None:
+    from verification.models import polynomial_potential
+
+    x, a = sp.symbols("x a")
+    with pytest.raises(InvalidArgumentError, match=r"symbols \['a'\]"):
+        polynomial_potential(a * x**2, (x,))
+    with pytest.raises(InvalidArgumentError, match="must be a polynomial"):
+        polynomial_potential(sp.sin(x) ** 2, (x,))
