@@ -151,6 +151,7 @@ class ShiftedTarget:
 
     value: float
     abserr: float
+    source = "λ − (m−1)/log nβ − nβ·(L_n(w*) − min L_n)"
 
 
 def _shifted_target(

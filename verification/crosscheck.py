@@ -85,6 +85,7 @@ class CrossCheck:
     rule: DecisionRule
     seconds: float = float("nan")
     findings: tuple[str, ...] = ()  # the estimate's error findings, in full (why "inconclusive")
+    reference_source: str = ""  # what the reference is (``reference_source``); "" without one
 
     def to_dict(self) -> dict[str, object]:
         """One flat record of plain data (``json.dumps(..., allow_nan=False)`` accepts it).
@@ -108,6 +109,7 @@ class CrossCheck:
                 for k in ("estimate", "stderr", "ess", "rhat", "nbeta", "target", "bias_sigma")
             },
             "reference": _plain(self.reference),
+            "reference_source": self.reference_source or None,
             "z": _plain(self.z),
             "reasons": list(self.reasons),
             "findings": list(self.findings),
@@ -215,6 +217,20 @@ class LaplaceReference:
 
     value: float
     abserr: float = 0.0
+    source = "Laplace λ_β, ½Σ nβh/(nβh + γ)"
+
+
+def reference_source(reference: object | None) -> str:
+    """What a reference value is: its ``source`` where it names one, λ_β by its method for
+    ``numeric.expected_llc`` (quadrature or a closed form); "" for none."""
+    if reference is None:
+        return ""
+    if isinstance(source := getattr(reference, "source", None), str):
+        return source
+    method = getattr(reference, "method", "")
+    if isinstance(method, str) and method.startswith("closed form"):
+        return "λ_β, closed form"
+    return "λ_β, quadrature" if isinstance(method, str) and "quadrature" in method else "λ_β"
 
 
 def decide(
@@ -283,6 +299,7 @@ def decide(
         target=target,
         bias_sigma=sigma,
         reference=ref_value,
+        reference_source=reference_source(reference) if ref_value is not None else "",
         z=z,
         verdict=verdict,
         reasons=tuple(reasons),

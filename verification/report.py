@@ -105,7 +105,7 @@ def _compared_with(r: CrossCheck) -> str:
     """The value z compares the estimate with, its systematic σ_bias, and where it comes from."""
     if r.target is None:
         return "—"
-    source = "λ_β" if r.reference is not None else "λ − (m−1)/log nβ"
+    source = (r.reference_source or "λ_β") if r.reference is not None else "λ − (m−1)/log nβ"
     return f"{_fmt(r.target)} ± {_fmt_sigma(r.bias_sigma)} ({source})"
 
 
