@@ -223,7 +223,7 @@ def _estimate_llc(
             run_plan, warm, drawn, alive = _run(problem, plan, opts)
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
-                final = final_divergence(err, restarts, opts.gamma, plan)
+                final = final_divergence(err, restarts, opts.gamma, plan, problem.w_star.dtype)
                 if final is err:
                     raise
                 raise final from err

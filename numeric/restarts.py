@@ -26,11 +26,15 @@ import dataclasses
 import math
 from typing import TypeVar
 
+import torch
+
 from numeric.errors import DivergenceError
 from numeric.findings import Finding
 from numeric.options import SamplerOptions
 from numeric.plan import LLCPlan
+from numeric.spectrum import SpectrumInfo
 
+NARROW_RANGE = 1e-2  # (nβh_max + c)/c times ε_mach from which the dtype is named in the error
 MAX_RESTARTS = 3  # runs restarted with a smaller step after a divergence (automatic ε only)
 RESTART_FACTOR = 0.25  # step_scale (so ε) multiplied by this on each restart
 
@@ -103,13 +107,36 @@ def _reworded(err: DivergenceError, what: str, cause: str) -> DivergenceError:
     )
 
 
+def _curvature_range(plan: LLCPlan) -> float:
+    """(nβ·h_max + c)/c: the stiffest curvature at w* against the localisation's."""
+    info = plan.hessian
+    h_max = info.highest if isinstance(info, SpectrumInfo) else float(info.eigvals.max())
+    return (info.nbeta * max(h_max, 0.0) + info.floor) / info.floor
+
+
 def final_divergence(
-    err: DivergenceError, restarts: list[Finding], gamma: float, plan: LLCPlan
+    err: DivergenceError,
+    restarts: list[Finding],
+    gamma: float,
+    plan: LLCPlan,
+    dtype: torch.dtype = torch.float64,
 ) -> DivergenceError:
     """The error a divergence ends the estimate with (no restart left, or none allowed): after
     restarts ``restarts_exhausted``, else ``err``; where w* is not a minimum (``plan``) the cause
-    says so first."""
+    says so first; in a dtype narrower than float64 whose digits the curvatures' range exceeds
+    (``NARROW_RANGE``), the cause ends by naming float64 (a float32 regression with features
+    from 10⁻³ to 10³ at nβ = 10⁸ diverged after three restarts, and ran in float64)."""
     final = restarts_exhausted(err, restarts, gamma) if restarts else err
+    spread = _curvature_range(plan)
+    if dtype != torch.float64 and spread * torch.finfo(dtype).eps >= NARROW_RANGE:
+        final = _reworded(
+            final,
+            str(final).removesuffix(f" (chain {final.chain}, step {final.step}): {final.cause}"),
+            f"{final.cause}. The curvatures at w* span {spread:.3g}× the localisation, beyond "
+            f"what {str(dtype).removeprefix('torch.')} resolves (ε_mach = "
+            f"{torch.finfo(dtype).eps:.2g}): the rounding of the loss can itself drive the chains "
+            "off; run in float64 (dtype=torch.float64)",
+        )
     downhill = plan.downhill_at_w_star()
     if math.isnan(downhill):
         return final

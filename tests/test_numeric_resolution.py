@@ -94,3 +94,22 @@ def test_rounding_inside_the_loss_is_measured_against_float64() -> None:
             assert abs(est.mean - exact) < 4 * est.stderr
     assert codes[torch.float32].get("rounding_bias") == "error"
     assert "rounding_bias" not in codes[torch.float64]
+
+
+def test_a_float32_divergence_across_fourteen_decades_names_float64() -> None:
+    """Features from 10⁻³ to 10³ at nβ = 10⁸: curvatures span 10¹⁴× the localisation, far beyond
+    float32's 7 digits. The run diverges after its restarts (float64 runs: a separate check in
+    the audit, λ̂ 2.47 against 2.49); the error, which blamed only the localisation, now names
+    float64."""
+    n = 1000
+    g = torch.Generator().manual_seed(0)
+    scales = torch.tensor([1e-3, 1e-3, 1.0, 1e3, 1e3], dtype=torch.float64)
+    x = torch.randn(n, 5, generator=g, dtype=torch.float64) * scales
+    y = x @ torch.randn(5, 1, generator=g, dtype=torch.float64)
+    y = y + torch.randn(n, 1, generator=g, dtype=torch.float64)
+    model = torch.nn.Linear(5, 1, bias=False).double()
+    with torch.no_grad():
+        model.weight.copy_(torch.linalg.lstsq(x, y).solution.T)
+    loss_fn, w = numeric.from_module(model.float().eval(), lambda o, t: 0.5 * ((o - t) ** 2).mean())
+    with pytest.raises(numeric.DivergenceError, match=r"float32 resolves.*dtype=torch.float64"):
+        numeric.estimate_llc(loss_fn, w, (x.float(), y.float()), nbeta=1e8, num_chains=4, seed=0)
