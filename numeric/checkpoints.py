@@ -8,6 +8,7 @@ calls every step, which keeps detached copies at the steps asked for.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,9 +55,17 @@ class CheckpointRecorder:
             )
         if not (_is_int(every) and every >= 1):
             raise InvalidInputError(f"every must be an int ≥ 1, got {every!r}")
+        if steps is not None and (not isinstance(steps, Iterable) or isinstance(steps, str)):
+            raise InvalidInputError(f"steps must be a list of ints ≥ 0 (steps=[{steps!r}]?)")
         wanted = None if steps is None else frozenset(_step(s, "steps") for s in steps)
+        if wanted is not None and (not wanted or every != 1):
+            raise InvalidInputError(
+                "steps must name at least one step" if not wanted else
+                "give every or steps, not both: steps records exactly those steps"
+            )  # fmt: skip
         self.source, self.every, self.steps, self.device = source, every, wanted, device
         self._recorded: list[Checkpoint] = []
+        self.last_step: int | None = None  # the last step the recorder was called with
 
     def wants(self, step: int) -> bool:
         """Whether ``step`` is one to record."""
@@ -65,13 +74,13 @@ class CheckpointRecorder:
     def __call__(self, step: int) -> bool:
         """Record the state at ``step`` if it is one to record; True when it was recorded."""
         step = _step(step, "step")
-        last = self._recorded[-1].step if self._recorded else None
+        last = self.last_step
         if last is not None and step <= last:  # whether or not this step is one to record
             again = "again" if step == last else f"after step {last}"
             raise InvalidInputError(
-                f"step {step} comes {again}, which was recorded: call the recorder once per "
-                "step, in increasing order"
+                f"step {step} comes {again}: call the recorder once per step, in increasing order"
             )
+        self.last_step = step
         if not self.wants(step):
             return False
         state = self.source.state_dict() if isinstance(self.source, nn.Module) else self.source()
@@ -144,16 +153,49 @@ def as_checkpoints(checkpoints: Any) -> tuple[Checkpoint, ...]:
             f"CheckpointRecorder, not {type(checkpoints).__name__}"
         )
     if not items:
+        if isinstance(checkpoints, CheckpointRecorder):
+            asked = sorted(checkpoints.steps) if checkpoints.steps is not None else None
+            raise InvalidInputError(
+                "the CheckpointRecorder recorded nothing: it was asked for "
+                + (f"steps {asked[:8]}" if asked else f"every {checkpoints.every} steps")
+                + f" and last called with step {checkpoints.last_step}"
+            )
         raise InvalidInputError("checkpoints is empty")
-    return tuple(_one(i, key, value) for i, (key, value) in enumerate(items))
+    out = tuple(_one(i, key, value) for i, (key, value) in enumerate(items))
+    _check_distinct(out)
+    return out
+
+
+def _check_distinct(cps: tuple[Checkpoint, ...]) -> None:
+    """Labels that tell the checkpoints apart, steps that increase, and no two made of the very
+    same tensors (``state_dict()`` appended in a loop without a copy: every one is the final
+    weights; a constant buffer shared by all is fine)."""
+    labels = [c.label for c in cps]
+    if len(set(labels)) != len(labels):
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        raise InvalidInputError(f"checkpoints have the same label twice: {twice[:8]}")
+    steps = [c.step for c in cps if c.step is not None]
+    if any(b <= a for a, b in itertools.pairwise(steps)):
+        raise InvalidInputError(f"the checkpoints' steps must increase, got {steps[:16]}")
+    seen: dict[tuple, str] = {}
+    for cp in cps:
+        key = tuple(sorted((name, _identity(v)) for name, v in cp.params.items()))
+        if key in seen:
+            raise InvalidInputError(
+                f"checkpoints {seen[key]!r} and {cp.label!r} are the same tensors in memory "
+                "(model.state_dict() kept without a copy: every checkpoint would be the final "
+                "weights); keep copy.deepcopy(model.state_dict()), or use CheckpointRecorder"
+            )
+        seen[key] = cp.label
 
 
 def _one(i: int, key: Any, value: Any) -> Checkpoint:
     if isinstance(value, Checkpoint):
-        label = value.label or (str(value.step) if value.step is not None else str(i))
-        return Checkpoint(_params(value.params, label), value.step, label)
+        step = None if value.step is None else _step(value.step, "a Checkpoint's step")
+        label = value.label or (str(step) if step is not None else str(i))
+        return Checkpoint(_params(value.params, label), step, label)
     label = str(i) if key is None else str(key)
-    step = key if _is_int(key) else None
+    step = _step(key, "the checkpoints' steps (int keys)") if _is_int(key) else None
     return Checkpoint(_params(value, label), step, label)
 
 

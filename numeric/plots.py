@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from numeric.errors import InvalidInputError
 from numeric.result import LLCEstimate
 
 
@@ -45,9 +46,21 @@ def plot_series(series: Any, *, ax: Any = None, exact: Any = None) -> Any:
     if bad.any():
         ax.scatter(x[bad], y[bad], facecolors="none", edgecolors="C3", zorder=2, label="error")
     if exact is not None:
-        ax.plot(x, np.broadcast_to(np.asarray(exact, dtype=float), x.shape), "k--", label="λ")
+        ax.plot(x, _exact_line(exact, x.shape), "k--", label="λ")
     has_steps = all(s is not None for s in series.steps)
     ax.set(xlabel="step" if has_steps else "checkpoint", ylabel="LLC", title="λ̂ along training")
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def _exact_line(exact: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """λ at each checkpoint from a number, one per checkpoint, or results with ``.lam`` (an
+    ``rlct.RLCT``)."""
+    items = exact if isinstance(exact, (list, tuple, np.ndarray)) else [exact]
+    values = [float(getattr(v, "lam", v)) for v in items]
+    if len(values) not in (1, shape[0]):
+        raise InvalidInputError(
+            f"exact has {len(values)} values for {shape[0]} checkpoints: give one, or one each"
+        )
+    return np.broadcast_to(np.asarray(values, dtype=float), shape)

@@ -187,6 +187,8 @@ class SeriesTask:
             )
         except NumericError as exc:
             if self.on_error == "raise":
+                if hasattr(exc, "add_note"):  # Python ≥ 3.11: the traceback names the checkpoint
+                    exc.add_note(f"at checkpoint {cp.label!r} (k = {k}, seed {self.seed_of(k)})")
                 raise
             return None, f"{type(exc).__name__}: {exc}"
         return est, None
@@ -273,10 +275,11 @@ def _check_same_entries(cps: tuple[Checkpoint, ...]) -> None:
             )
             raise InvalidInputError(f"checkpoint {cp.label!r} {what}")
         for k, shape in shapes.items():
-            if tuple(cp.params[k].shape) != shape:
+            got, was = cp.params[k], ref.params[k]
+            if tuple(got.shape) != shape or got.dtype != was.dtype:
                 raise InvalidInputError(
-                    f"checkpoint {cp.label!r}: {k!r} has shape {tuple(cp.params[k].shape)}, "
-                    f"checkpoint {ref.label!r} {shape}"
+                    f"checkpoint {cp.label!r}: {k!r} is {got.dtype} of shape "
+                    f"{tuple(got.shape)}, checkpoint {ref.label!r} {was.dtype} of shape {shape}"
                 )
 
 

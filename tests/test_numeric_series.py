@@ -20,6 +20,7 @@ from torch import nn
 import numeric
 import rlct
 from numeric import kernel
+from numeric.checkpoints import as_checkpoints
 from numeric.errors import InvalidInputError
 
 SHORT = dict(num_chains=2, num_burnin=10, num_draws=30, step_size=1e-4)
@@ -121,6 +122,11 @@ def test_records_to_dict_str_and_plot() -> None:
     assert ax.get_xlabel() == "step" and ax.get_ylabel() == "LLC"
     assert list(ax.lines[-1].get_ydata()) == [13.0] * 3
     matplotlib.pyplot.close(fig)
+    fig = series.plot(exact=rlct.normal_crossing([1, 1, 1]))  # an RLCT: its λ = 1/2
+    assert list(fig.axes[0].lines[-1].get_ydata()) == [0.5] * 3
+    matplotlib.pyplot.close(fig)
+    with pytest.raises(InvalidInputError, match="2 values for 3 checkpoints"):
+        series.plot(exact=[1.0, 2.0])
 
 
 def test_checkpoint_forms_and_labels() -> None:
@@ -155,8 +161,8 @@ def test_recorder_schedule_and_sources() -> None:
     assert recorded == [False, True, False, True, False]
     w["w"] += 1  # the recorder kept copies
     assert [cp.params["w"].tolist() for cp in rec] == [[0.0, 0.0], [0.0, 0.0]]
-    with pytest.raises(InvalidInputError, match="step 3 comes again, which was recorded"):
-        rec(3)
+    with pytest.raises(InvalidInputError, match="step 3 comes after step 4"):
+        rec(3)  # step 4 was not recorded, but the weights are already past step 3
     with pytest.raises(InvalidInputError, match="every must be an int"):
         numeric.CheckpointRecorder(nn.Linear(1, 1), every=0)
     with pytest.raises(InvalidInputError, match="steps must be ints"):
@@ -318,3 +324,39 @@ def test_compiled_restricted_series_compiles_once(monkeypatch: pytest.MonkeyPatc
     for a, b in zip(compiled.estimates, eager.estimates):
         assert math.isclose(a.mean, b.mean, rel_tol=1e-6, abs_tol=1e-9), (a.mean, b.mean)
         np.testing.assert_allclose(a.loss_trace, b.loss_trace, rtol=1e-9, atol=1e-12)
+
+
+def test_checkpoints_that_cannot_be_told_apart_are_refused() -> None:
+    """Live state dicts (every checkpoint the final weights), steps that repeat or go down,
+    labels twice, a step that is not an int ≥ 0, a numpy int step (kept as a Python int, so the
+    records stay JSON), checkpoints of other dtypes, and a recorder given an int or both
+    schedules, or one that recorded nothing: each named (the fourth audit)."""
+    model = nn.Linear(2, 1)
+    live = [model.state_dict() for _ in range(2)]
+    copies = [{k: v.clone() for k, v in model.state_dict().items()} for _ in range(3)]
+    checks = {
+        "same tensors in memory": lambda: as_checkpoints(live),
+        r"steps must increase, got \[30, 0\]": lambda: as_checkpoints(
+            {30: copies[0], 0: copies[1]}
+        ),
+        "same label twice": lambda: as_checkpoints({0: copies[0], "0": copies[1]}),
+        "step must be ints": lambda: as_checkpoints([numeric.Checkpoint(copies[0], 1.5)]),
+        r"steps=\[1000\]": lambda: numeric.CheckpointRecorder(model, steps=1000),
+        "not both": lambda: numeric.CheckpointRecorder(model, every=10, steps=[3]),
+    }
+    for match, call in checks.items():
+        with pytest.raises(InvalidInputError, match=match):
+            call()
+    steps = as_checkpoints({np.int64(0): copies[0], np.int64(10): copies[1]})
+    assert [type(c.step) for c in steps] == [int, int]
+    rec = numeric.CheckpointRecorder(model, steps=[1000])
+    rec(5)
+    with pytest.raises(InvalidInputError, match=r"recorded nothing.*\[1000\].*step 5"):
+        numeric.estimate_llc_series(
+            numeric.from_module(model, torch.nn.functional.mse_loss)[0], rec, None
+        )
+    mixed = [copies[0], {k: v.double() for k, v in copies[2].items()}]
+    x = torch.randn(20, 2)
+    loss_fn, _ = numeric.from_module(model, torch.nn.functional.mse_loss)
+    with pytest.raises(InvalidInputError, match=r"checkpoint '1': 'weight' is torch.float64"):
+        numeric.estimate_llc_series(loss_fn, mixed, (x, x[:, :1]), num_chains=2, num_draws=20)
