@@ -299,7 +299,7 @@ def _top_by_lanczos(
         except FloatingPointError:
             ritz = None
         if ritz is None or not bool(torch.isfinite(ritz.values).all()):
-            _check_finite(np.array([math.nan]), "a Hessian-vector product")
+            raise _not_finite("a Hessian-vector product")
         magnitude = ritz.values.abs()
         order = torch.argsort(magnitude, descending=True).tolist()
         scale = max(float(magnitude[order[0]]), max(map(abs, values), default=0.0), 1e-300)
@@ -331,7 +331,12 @@ def _check_finite(x: np.ndarray, what: str) -> None:
     """Non-finite Hessian products: NaN or inf in the data, or a loss that is not twice
     differentiable at w*; never returned as a number."""
     if not np.all(np.isfinite(x)):
-        raise InvalidInputError(
-            f"{what} is not finite: the loss or its second derivatives at w* are NaN or inf "
-            "(check the data for NaN/inf and that the loss is twice differentiable there)"
-        )
+        raise _not_finite(what)
+
+
+def _not_finite(what: str) -> InvalidInputError:
+    """The error for non-finite Hessian products (``_check_finite``)."""
+    return InvalidInputError(
+        f"{what} is not finite: the loss or its second derivatives at w* are NaN or inf "
+        "(check the data for NaN/inf and that the loss is twice differentiable there)"
+    )

@@ -234,16 +234,16 @@ def flat_params(
     """w* flattened (``flatten_params``), after a ``from_module`` loss's params are checked
     against its module (before flattening: a state_dict's integer buffer, num_batches_tracked,
     is named as a buffer, not as a dtype) and a restriction's against its u*, with the loss whose module state is on w*'s device
-    and dtype (``_on_run``): what ``estimate_llc`` and the Hessian measures start from."""
+    and dtype (``on_run``): what ``estimate_llc`` and the Hessian measures start from."""
     if isinstance(loss_fn, ModuleLoss) and isinstance(params, Mapping):
         check_module_params(loss_fn, params)
     elif callable(check := getattr(loss_fn, "check_params", None)) and isinstance(params, Mapping):
         check(params)  # numeric.restrict's RestrictedLoss: u*, not the full w*
     w_star, spec = flatten_params(params, dtype=dtype, device=device)
-    return w_star, spec, _on_run(loss_fn, w_star.device, w_star.dtype)
+    return w_star, spec, on_run(loss_fn, w_star.device, w_star.dtype)
 
 
-def _on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
+def on_run(loss_fn: LossFn, device: torch.device, dtype: torch.dtype) -> LossFn:
     """``loss_fn`` with a module's fixed state (buffers, frozen parameters) on the run's device
     and dtype, where the loss knows how (``ModuleLoss``, and ``numeric.restrict``'s wrapper of
     one: ``with_fixed_state_on``); other losses as given."""

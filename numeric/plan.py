@@ -127,8 +127,10 @@ class LLCPlan:
     def stiffest_at_w_star(self) -> float:
         """The largest (preconditioned) curvature of the potential at w*: 1 with a
         preconditioner (it whitens the stiffest directions), nβ·h_max + c without."""
-        if self.pre_s is not None:
-            return 1.0
+        return 1.0 if self.pre_s is not None else self.stiffest_curvature()
+
+    def stiffest_curvature(self) -> float:
+        """nβ·h_max + c, the potential's largest curvature at w* (no preconditioner applied)."""
         info = self.hessian
         h_max = info.highest if isinstance(info, SpectrumInfo) else float(info.eigvals.max())
         return info.nbeta * max(h_max, 0.0) + info.floor

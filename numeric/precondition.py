@@ -82,12 +82,15 @@ class HessianInfo:
         idx = torch.nonzero(self.relevant).flatten()[:k]
         return self.eigvecs[:, idx], self.curvatures[idx]
 
+    def clamped_curvatures(self) -> Tensor:
+        """max(nβh⁺ + c, k_soft) along each eigenvector, k_soft the smallest relevant curvature
+        (``curvatures`` where none is relevant): M's inverse eigenvalues (module docstring)."""
+        k, rel = self.curvatures, self.relevant
+        return k.clamp_min(float(k[rel].min())) if bool(rel.any()) else k
+
     def preconditioner(self) -> tuple[Tensor, Tensor]:
         """(M, M^{1/2}) with M = Q·diag(1/max(nβh⁺ + c, k_soft))·Qᵀ (module docstring)."""
-        q, k = self.eigvecs, self.curvatures
-        rel = self.relevant
-        if bool(rel.any()):
-            k = k.clamp_min(float(k[rel].min()))
+        q, k = self.eigvecs, self.clamped_curvatures()
         return (q * (1 / k)) @ q.T, (q * k.rsqrt()) @ q.T
 
 

@@ -26,7 +26,7 @@ from torch import Tensor
 
 from numeric.data import take, to_device
 from numeric.findings import Finding
-from numeric.model import Problem, _on_run
+from numeric.model import Problem, on_run
 
 WARN = 0.01  # r / |λ̂| from which the rounding is named
 ERROR = 0.1  # and from which λ̂ cannot be used
@@ -68,14 +68,12 @@ def check_rounding(problem: Problem, positions: Tensor, llc: float) -> tuple[Fin
         return ()
     idx = torch.arange(min(problem.n, ROUNDING_SAMPLES), device=w_star.device)
     batch = take(problem.model.data, idx)
-    wide = _on_run(problem.loss_fn, w_star.device, torch.float64)
+    wide = on_run(problem.loss_fn, w_star.device, torch.float64)
     batch64 = to_device(batch, w_star.device, torch.float64)
     spec, nbeta = problem.spec, problem.nbeta
     try:
         with torch.no_grad():
-            narrow = [
-                float(problem.loss_fn(spec.unflatten(w), batch)) for w in (w_star, *positions)
-            ]
+            narrow = [float(problem.model.f(w, batch)) for w in (w_star, *positions)]
             exact = [float(wide(spec.unflatten(w.double()), batch64)) for w in (w_star, *positions)]
     except (RuntimeError, TypeError):
         return ()

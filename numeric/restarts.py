@@ -32,7 +32,6 @@ from numeric.errors import DivergenceError
 from numeric.findings import Finding
 from numeric.options import SamplerOptions
 from numeric.plan import LLCPlan
-from numeric.spectrum import SpectrumInfo
 
 NARROW_RANGE = 1e-2  # (nβh_max + c)/c times ε_mach from which the dtype is named in the error
 MAX_RESTARTS = 3  # runs restarted with a smaller step after a divergence (automatic ε only)
@@ -107,13 +106,6 @@ def _reworded(err: DivergenceError, what: str, cause: str) -> DivergenceError:
     )
 
 
-def _curvature_range(plan: LLCPlan) -> float:
-    """(nβ·h_max + c)/c: the stiffest curvature at w* against the localisation's."""
-    info = plan.hessian
-    h_max = info.highest if isinstance(info, SpectrumInfo) else float(info.eigvals.max())
-    return (info.nbeta * max(h_max, 0.0) + info.floor) / info.floor
-
-
 def final_divergence(
     err: DivergenceError,
     restarts: list[Finding],
@@ -127,7 +119,7 @@ def final_divergence(
     (``NARROW_RANGE``), the cause ends by naming float64 (a float32 regression with features
     from 10⁻³ to 10³ at nβ = 10⁸ diverged after three restarts, and ran in float64)."""
     final = restarts_exhausted(err, restarts, gamma) if restarts else err
-    spread = _curvature_range(plan)
+    spread = plan.stiffest_curvature() / plan.hessian.floor  # against the localisation's
     if dtype != torch.float64 and spread * torch.finfo(dtype).eps >= NARROW_RANGE:
         final = _reworded(
             final,

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import math
 
-import torch
-
 from numeric import sgld
 from numeric.findings import Finding
 from numeric.plan import LLCPlan
@@ -46,13 +44,11 @@ def soft_shortfall(plan: LLCPlan, tuning: Tuning, num_burnin: int, num_draws: in
     soft = (~relevant) & (h > 0)
     if not bool(soft.any()):
         return 0.0, 0.0, 0, math.nan
-    scale = torch.ones_like(k)
-    if plan.preconditioner == "hessian":
-        k_soft = float(k[relevant].min()) if bool(relevant.any()) else float(k.min())
-        scale = 1.0 / torch.clamp(k, min=k_soft)
+    # preconditioned (M = Q·diag(1/clamped)·Qᵀ) or raw curvatures
+    kappas = k / info.clamped_curvatures().double() if plan.preconditioner == "hessian" else k
     share = 0.5 * h[soft] / k[soft]
     missing, slowest = 0.0, 0.0
-    for c_i, kappa in zip(share.tolist(), (k * scale)[soft].tolist()):
+    for c_i, kappa in zip(share.tolist(), kappas[soft].tolist()):
         tau = sgld.relaxation_steps(tuning.step_size, kappa, tuning.friction)
         if not math.isfinite(tau):
             missing += c_i

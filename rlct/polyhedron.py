@@ -277,7 +277,6 @@ class NewtonPolyhedron:
         face; a join that is not compact has no compact face above it and is not grown further.
         """
         point_mask, _ = self._incidence
-        everything = (1 << len(self.facets)) - 1
         level: dict[int, Face] = {}
         for v in self.vertices:
             closed = self._closure(point_mask[v])[2]
@@ -290,7 +289,7 @@ class NewtonPolyhedron:
                     if v in face.points:
                         continue
                     check_time()
-                    _, dirs, closed = self._closure(mask & point_mask[v] & everything)
+                    _, dirs, closed = self._closure(mask & point_mask[v])
                     if dirs or closed in found or closed in nxt:
                         continue  # not compact, or met before: no rank to compute
                     nxt[closed] = self._face_from_mask(closed)

@@ -170,6 +170,12 @@ def dln_target_hmc(
     )
 
 
+def _failed_last(e: float) -> float:
+    """A sort key that puts a NaN error (an estimate that failed) last, as the worst, instead of
+    wherever sorting or max() leaves it."""
+    return e if math.isfinite(e) else math.inf
+
+
 def dln_verdict(
     points: Sequence[DLNPoint], median_tol: float = 0.05, max_tol: float = 0.15
 ) -> Verdict:
@@ -182,12 +188,9 @@ def dln_verdict(
     if not true:
         return Verdict(CLAIM, "inconclusive", (), "no network with λ > 0 at its true parameter")
     errs = [abs(p.rel_error) for p in true]
-    # a NaN error (an estimate that failed) is the worst, not wherever sorting leaves it
-    med = statistics.median(sorted(errs, key=lambda e: e if math.isfinite(e) else math.inf))
-    worst = max(errs, key=lambda e: e if math.isfinite(e) else math.inf)
-    signed = statistics.median(
-        sorted((p.rel_error for p in true), key=lambda e: e if math.isfinite(e) else math.inf)
-    )
+    med = statistics.median(sorted(errs, key=_failed_last))
+    worst = max(errs, key=_failed_last)
+    signed = statistics.median(sorted((p.rel_error for p in true), key=_failed_last))
     usable = [abs(p.rel_error) for p in true if p.estimate.ok and math.isfinite(p.rel_error)]
     errors = len(true) - len(usable)
     med_usable = statistics.median(usable) if usable else math.nan
