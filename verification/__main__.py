@@ -64,7 +64,7 @@ def _device(text: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m verification", description=__doc__)
     p.add_argument(
-        "--quick", action="store_true", help="the small catalogue (under 2 minutes on 2 CPU cores)"
+        "--quick", action="store_true", help="the small catalogue (4 to 10 minutes on 2 CPU cores)"
     )
     p.add_argument(
         "--out", type=_folder, default=Path("report"), help="output folder (default: report/)"
