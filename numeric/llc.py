@@ -15,6 +15,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``gradients``         the minibatch gradient: control variate centred at w* or at an anchor
 ``kernel``            the hot loop: blocks of steps from pre-drawn noise, eager or compiled
 ``chains``            the batch of chains, advanced block by block, checked for divergence
+``run``               one run of the chains from w*: warm-up, draws, the step-size check
 ``measure``           curvature and minibatch heating where the chains are
 ``warmup``            step size, friction raising and burn-in
 ``momentum``          LM → BAOAB where the adapted step outpaces the slowest direction
@@ -24,13 +25,14 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``run_findings``      slow directions, positions, capped draws, unreached regions (``reach``)
 ``centre``            chains that settled around a point other than w* (``off_centre``)
 ``soft``              directions with 0 < nβh < γ + α the run did not relax (``soft_directions``)
-``batching``          where the full batch would mix cheaper than heated minibatches
+``batching``          where the full batch mixes cheaper than heated minibatches: the switch
 ``result``            the statistics and findings every estimate shares (``findings``)
 ====================  ========================================================================
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -39,21 +41,22 @@ import torch
 from torch import Tensor
 
 from numeric import sgld
-from numeric.batching import check_batch_heating
-from numeric.chains import Chains, default_progress
+from numeric.batching import (
+    FullBatchCase,
+    check_batch_heating,
+    diverged_finding,
+    switch_finding,
+)
 from numeric.cooling import cooled_plan, cooler_options, heating_finding
 from numeric.critical import check_gradient, gradient_shift
 from numeric.denormals import flushing_denormals
-from numeric.errors import DivergenceError
+from numeric.errors import DivergenceError, InvalidInputError
 from numeric.findings import Finding, check_step_size
-from numeric.kernel import AnchoredBlock, Kernel, cache_key
 from numeric.localisation import plan_beyond_quadratic
 from numeric.model import LossFn, Problem, setup_problem
 from numeric.module_loss import ModuleLoss, from_module
-from numeric.momentum import momentum_plan
 from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
-from numeric.probes import DataProbes
 from numeric.restarts import can_restart, final_divergence, restart_finding, restart_options
 from numeric.restrict import require_eval_mode
 from numeric.result import (
@@ -62,16 +65,16 @@ from numeric.result import (
     make_estimate,
     summarise_chains,
 )
+from numeric.run import one_run
 from numeric.run_config import run_config
 from numeric.run_findings import reach_findings, slow_findings
-from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing, sample
-from numeric.settle import draw_until_settled, retuner, settling_finding
+from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing
+from numeric.settle import settling_finding
 from numeric.soft import check_soft_directions
 from numeric.spreading import escalate
-from numeric.step_check import check_bias, run_check
+from numeric.step_check import check_bias
 from numeric.torch_limits import run_differentiable
-from numeric.types import Constants, Draws, Tuning, Warmup
-from numeric.warmup import warm_up
+from numeric.types import Draws, Warmup
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -138,7 +141,9 @@ def estimate_llc(
     BAOAB's friction stays at critical damping. Where the heating raises the friction far above
     it, the slow directions relax that many times slower, and a larger B with replacement does
     not help (ξ falls as 1/B, the cost per step rises as B): then the full batch can be cheaper
-    (``batch_heating`` finding).
+    (``batch_heating`` finding). With the default B and automatic lengths the run switches to it
+    where it relaxes the slowest direction at least twice as cheaply and its projected run costs
+    no more than the minibatch draws left (``full_batch_switch``; ``numeric.batching``).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
@@ -212,15 +217,52 @@ def estimate_llc(
 def _estimate_llc(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
 ) -> LLCEstimate:
-    """``estimate_llc`` once its options are checked: set-up, plan, and the runs (restarted
-    after a divergence with a smaller ε, or once with more friction where the draws ran hot)."""
+    """``estimate_llc`` once its options are checked: set-up, plan and runs (``_runs``); where
+    heated minibatches make the full batch the cheaper way to mix, the runs again on the full
+    batch (``numeric.batching``), or, where those diverge, the minibatch runs without the
+    switch."""
     problem = setup_problem(loss_fn, params, data, opts)
+    outcome = _runs(problem, opts, switchable=_may_switch(problem, opts))
+    if not isinstance(outcome, FullBatchCase):
+        return outcome
+    n, batch = problem.n, problem.batch_size
+    full_opts = dataclasses.replace(opts, batch_size=n)
+    try:
+        full = setup_problem(loss_fn, params, data, full_opts)
+    except InvalidInputError:  # the full batch does not fit in memory: minibatches as before
+        return _runs(problem, opts, switchable=False)
+    try:
+        return _runs(full, full_opts, switchable=False, before=(switch_finding(outcome, n, batch),))
+    except DivergenceError as err:
+        said = f"chain {err.chain} at step {err.step}, ε = {err.step_size:.3g}"
+        return _runs(problem, opts, switchable=False, before=(diverged_finding(said, n, batch),))
+
+
+def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
+    """The full-batch switch applies: minibatches of the default size with the control variate,
+    automatic lengths, no anchors asked for (``numeric.batching``)."""
+    return (
+        opts.batch_size is None
+        and opts.num_burnin is None
+        and opts.num_draws is None
+        and not opts.anchor_every
+        and opts.gradient == "control_variate"
+        and not problem.full_batch
+    )
+
+
+def _runs(
+    problem: Problem, opts: LLCOptions, *, switchable: bool, before: tuple[Finding, ...] = ()
+) -> LLCEstimate | FullBatchCase:
+    """The plan and its runs (restarted after a divergence with a smaller ε, or once with more
+    friction where the draws ran hot) and the estimate, its findings after ``before``; with
+    ``switchable``, the case for the full batch instead where a warm-up makes it."""
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []
     cooled: tuple[Finding, ...] = ()  # the heating restart (``numeric.cooling``), at most one
     while True:
         try:
-            run_plan, warm, drawn, alive = _run(problem, plan, opts)
+            ran = one_run(problem, plan, opts, switchable)
         except DivergenceError as err:  # automatic ε: restart with a smaller one
             if not can_restart(opts, restarts):
                 final = final_divergence(err, restarts, opts.gamma, plan, problem.w_star.dtype)
@@ -231,109 +273,16 @@ def _estimate_llc(
             restarts.append(restart_finding(err, opts, after))
             opts = after
             continue
+        if isinstance(ran, FullBatchCase):
+            return ran
+        run_plan, warm, drawn, alive = ran
         cooler = None if cooled else cooler_options(opts, run_plan, warm, drawn)
         if cooler is None:
             break
         cooled = (heating_finding(warm, drawn, cooler),)
         opts, plan = cooler, cooled_plan(plan, cooler)
-    return _estimate(problem, run_plan, opts, warm, drawn, alive, (*restarts, *cooled))
-
-
-def _run(
-    problem: Problem, plan: LLCPlan, opts: LLCOptions
-) -> tuple[LLCPlan, Warmup, Draws, Tensor]:
-    """One run of the chains from w*: warm-up, draws and the step-size check's draws at ε/2
-    (``numeric.step_check``), the random stream from ``opts.seed``; the plan the run ended with
-    (warm-up may switch LM to BAOAB: ``numeric.momentum``)."""
-    gen = torch.Generator(device=problem.w_star.device)
-    gen.manual_seed(opts.seed)
-    kern = _kernel(problem, plan, opts)
-    with _start_chains(problem, plan, opts, kern, gen) as chains:
-        probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale, opts.seed)
-
-        def switch(tuning: Tuning) -> LLCPlan | None:
-            """BAOAB from here on where the momentum rule says so: a new kernel, same state."""
-            new = momentum_plan(probes.plan, tuning, opts)
-            if new is not None:
-                probes.plan, probes.kern = new, _kernel(problem, new, opts)
-                chains.block.kernel = probes.kern
-            return new
-
-        warm = warm_up(
-            chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
-            switch=switch, check=probes.check_curvature,
-        )  # fmt: skip
-        plan = probes.plan
-        warm, drawn = draw_until_settled(
-            lambda w: sample(
-                chains, plan, opts, w, problem.n, problem.batch_size,
-                problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
-            ),
-            warm, automatic=opts.num_burnin is None, alive=lambda: chains.alive.cpu().numpy(),
-            steps_done=lambda: chains.steps_done,
-            retune=retuner(plan, opts, probes.heating, probes.check_curvature),
-        )  # fmt: skip
-        if opts.step_check:
-            drawn = drawn._replace(
-                check=run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
-            )
-    return plan, warm, drawn, chains.alive
-
-
-def _kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
-    """The kernel of the run: constants from the problem and plan, eager or compiled."""
-    c, d = opts.num_chains, problem.dim
-    consts = Constants(
-        problem.w_star,
-        problem.g_star,
-        plan.pre_s,
-        plan.probe,
-        problem.nbeta,
-        opts.gamma,
-        opts.prior_precision,
-        friction=plan.friction,
-    )
-    if plan.kernel_spec.anchored:  # until the first refresh every chain is anchored at w*
-        consts = consts._replace(
-            anchor=problem.w_star.expand(c, d).clone(),
-            g_anchor=problem.g_star.expand(c, d).clone(),
-            loss_anchor=problem.w_star.new_zeros(c),
-        )
-    model = problem.model
-    return Kernel(
-        model.f,
-        plan.kernel_spec,
-        consts,
-        model.data,
-        compiled=opts.compile,
-        cache_key=cache_key(
-            problem.loss_fn, problem.spec, plan.kernel_spec, model.data, c, problem.batch_size
-        ),
-    )
-
-
-def _start_chains(
-    problem: Problem, plan: LLCPlan, opts: LLCOptions, kern: Kernel, gen: torch.Generator
-) -> Chains:
-    """Every chain at w*, with a fresh noise draw (the first draw from ``gen``)."""
-    model = problem.model
-    block = AnchoredBlock(
-        kern,
-        model.full_loss_grad,
-        gen,
-        problem.n,
-        problem.batch_size,
-        plan.kernel_spec.anchored,
-    )
-    return Chains(
-        sgld.init(problem.w_star.expand(opts.num_chains, problem.dim), gen),
-        block,
-        lambda s: s.position,
-        nbeta=problem.nbeta,
-        on_divergence=opts.on_divergence,
-        progress=default_progress(opts.progress),
-        total_hint=(opts.num_burnin or 1000) + (opts.num_draws or 1000),
-    )
+    found = (*before, *restarts, *cooled)
+    return _estimate(problem, run_plan, opts, warm, drawn, alive, found)
 
 
 def _estimate(

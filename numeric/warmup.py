@@ -245,16 +245,23 @@ def _burn_in_until_mixed(
     *,
     measure,
     heating,
-) -> tuple[Tuning, Trace]:
+    stop: Callable[[Tuning], bool] | None = None,
+) -> tuple[Tuning, Trace | None]:
     """The automatic burn-in after adaptation (module docstring): slowest direction, flat
-    directions, stationarity, and a last check of κ and the heating."""
+    directions, stationarity, and a last check of κ and the heating. ``stop(tuning)``, asked
+    after each raise of the friction, ends it there (no trace) when true (the full-batch
+    switch, ``numeric.batching``)."""
     adapt = opts.step_size is None
     if plan.raises_friction and math.isfinite(plan.kappa_min):  # BAOAB near a minimum: the
         # friction first, so that the slowest direction's burn-in is sized with it
         tuning = raise_friction(plan, tuning, heating)
+        if stop is not None and stop(tuning):
+            return tuning, None
     if (extra := steps_to_relax_slowest(plan, tuning, chains.steps_done)) > 0:
         chains.advance(extra, tuning)
     tuning = raise_friction(plan, tuning, heating)
+    if stop is not None and stop(tuning):
+        return tuning, None
     chunk = 0
     while (target := flat_burn_in_target(plan, tuning)) is not None and chains.steps_done < target:
         chunk = next_flat_chunk(chunk, plan.integrator, relax(tuning, plan.kappa_flat))
@@ -264,8 +271,12 @@ def _burn_in_until_mixed(
                 measure, tuning, v, opts.step_scale, opts.max_step_size
             )
         tuning = raise_friction(plan, tuning, heating)
+        if stop is not None and stop(tuning):
+            return tuning, None
     tail = burn_in_blocks(chains, tuning)
     tuning = raise_friction(plan, tuning, heating)
+    if stop is not None and stop(tuning):
+        return tuning, None
     if (extra := steps_to_relax_slowest(plan, tuning, chains.steps_done)) > 0:
         # the friction rose as the chains spread: the slowest direction relaxes more slowly
         chains.advance(extra, tuning)
@@ -308,12 +319,14 @@ def warm_up(
     heating: Heating,
     switch: Callable[[Tuning], LLCPlan | None] | None = None,
     check: Measure | None = None,
+    stop: Callable[[Tuning], bool] | None = None,
 ) -> Warmup:
     """Step size, friction and burn-in (module docstring), starting from ``plan``'s friction and
     anchors. Draws v [C, D] from ``gen`` first, also when ε is given (it keeps the stream).
     ``switch(tuning)``, called once ε is adapted, may return a new plan (``numeric.momentum``:
     BAOAB instead of LM) that the rest of warm-up follows; ``check`` measures κ for a given
-    ``num_burnin`` (``fixed_burn_in``), on a stream of its own."""
+    ``num_burnin`` (``fixed_burn_in``), on a stream of its own; ``stop`` may end the automatic
+    burn-in early (``_burn_in_until_mixed``)."""
     w = chains.position
     v = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
     tuning = Tuning(math.nan, math.nan, plan.friction, plan.anchor_every)
@@ -334,7 +347,7 @@ def warm_up(
     chains.phase("burn-in", fixed)
     if opts.num_burnin is None:
         tuning, tail = _burn_in_until_mixed(
-            chains, plan, opts, tuning, v, measure=measure, heating=heating
+            chains, plan, opts, tuning, v, measure=measure, heating=heating, stop=stop
         )
     elif opts.num_burnin > chains.steps_done:
         tuning, tail = fixed_burn_in(chains, opts, tuning, v, check)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from test_numeric_kernel import _setup  # the sin regression of the kernel's tests
@@ -210,3 +211,115 @@ def test_an_estimate_at_n_400_with_the_defaults_runs_on_the_full_batch() -> None
     loss_fn, w_star, data = _product_regression(400, 0)
     est = numeric.estimate_llc(loss_fn, w_star, data, num_chains=4, num_draws=200, seed=0)
     assert est.config.batch_size == 400 and est.config.gradient == "exact"
+
+
+def test_switch_needs_the_gain_and_a_projected_run_no_dearer_than_twice_the_draws_left() -> None:
+    """``switch_to_full_batch``: the 10⁵-parameter network's numbers gain G ≈ 31 per relaxation
+    time, but its full-batch run, 19.5 × (20,000 + 20,000) minibatch steps' worth (both capped),
+    is far above 2 × the 20,000 draws left: no switch, while ``batch_heating`` still reports. At
+    n = 1,000 (r = 1.95) and the same raise the projected run is cheap enough: a switch."""
+    from numeric.batching import SWITCH_COST, check_batch_heating, switch_to_full_batch
+    from numeric.sampling import MAX_DRAWS
+    from numeric.sgld import relaxation_steps
+    from numeric.types import Tuning
+
+    eps, hot = 2.01e-8, Tuning(2.01e-8, math.nan, 613.0)
+    assert switch_to_full_batch(_plan(), hot, 10_000, 256, 4) is None
+    assert check_batch_heating(_plan(), hot, 10_000, 256)
+    case = switch_to_full_batch(_plan(), Tuning(1e-3, math.nan, 60.0), 1_000, 256, 4)
+    assert case is not None and case.gain >= 2
+    t_full = relaxation_steps(1e-3, 1.0, 2.0)
+    assert case.full_batch_relaxation_steps == pytest.approx(t_full)
+    projected = case.cost_per_step * (5 * t_full + max(400 * 2 * t_full / 4, 200))
+    assert case.full_batch_steps == pytest.approx(projected)
+    assert case.minibatch_steps == MAX_DRAWS  # t = 60/(κ√ε) ≈ 1,900 steps: capped
+    assert case.full_batch_steps <= SWITCH_COST * case.minibatch_steps
+    # the same raise at n = 100,000: the gain is there per relaxation time, the cost is not
+    assert switch_to_full_batch(_plan(), Tuning(1e-3, math.nan, 60.0), 100_000, 256, 4) is None
+    # nothing to switch: critical damping kept, already the full batch, a given friction
+    assert switch_to_full_batch(_plan(), Tuning(eps, math.nan, 2.0), 1_000, 256, 4) is None
+    assert switch_to_full_batch(_plan(), hot, 1_000, 1_000, 4) is None
+    fixed = _plan()
+    fixed.raises_friction = False
+    assert switch_to_full_batch(fixed, Tuning(1e-3, math.nan, 60.0), 1_000, 256, 4) is None
+
+
+def _codes(est: numeric.LLCEstimate) -> set[str]:
+    return {f.code for f in est.diagnostics}
+
+
+def test_defaults_switch_to_the_full_batch_where_minibatch_noise_raises_the_friction() -> None:
+    """The noisy saddle y = x·w1·w2 (n = 2,000, 8 chains: ``bench_full_batch.py``'s seed 0):
+    with the defaults the minibatch noise raises BAOAB's friction and the run restarts on the
+    full batch, the same estimate bit for bit as ``batch_size = n`` asked for, with the
+    ``full_batch_switch`` finding; a given batch size or given lengths are kept as they are."""
+    loss_fn, w_star, data = _product_regression(2000, 0)
+    kw = dict(num_chains=8, seed=0)
+    auto = numeric.estimate_llc(loss_fn, w_star, data, **kw)
+    asked = numeric.estimate_llc(loss_fn, w_star, data, batch_size=2000, **kw)
+    assert auto.config.batch_size == 2000 and auto.config.gradient == "exact"
+    assert auto.mean == asked.mean and np.array_equal(auto.loss_trace, asked.loss_trace)
+    (switch,) = [f for f in auto.diagnostics if f.code == "full_batch_switch"]
+    assert switch.severity == "info" and "batch_size = 2000" in switch.message
+    v = switch.values
+    assert v["gain"] >= 2 and v["friction"] > v["critical_friction"] == pytest.approx(2.0)
+    assert v["full_batch_steps"] <= 2 * v["minibatch_steps"]
+    assert _codes(auto) - {"full_batch_switch"} == _codes(asked)
+    for given in (dict(batch_size=256), dict(num_draws=300), dict(num_burnin=300)):
+        kept = numeric.estimate_llc(loss_fn, w_star, data, **kw, **{"num_draws": 300, **given})
+        assert kept.config.batch_size == 256 and "full_batch_switch" not in _codes(kept)
+
+
+def _forced_switch(monkeypatch) -> None:
+    """Every automatic warm-up makes the case for the full batch (``run.switch_to_full_batch``)."""
+    import numeric.run
+    from numeric.batching import FullBatchCase
+
+    case = FullBatchCase(10.0, 2.0, 1e3, 10.0, 2.0, 50.0, 2e4, 1e3)
+    monkeypatch.setattr(numeric.run, "switch_to_full_batch", lambda *a: case)
+
+
+def _regression(n: int = 1000):
+    """A linear regression (d = 4) at its minimiser: LM, quick with the defaults."""
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(n, 4, generator=g)
+    m = GaussianLinear(X, X @ torch.randn(4, generator=g) + torch.randn(n, generator=g))
+    return m.loss_fn, {"w": m.minimiser()}, m.data
+
+
+def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(monkeypatch) -> None:
+    """Where the switched run diverges after its restarts, or the full batch's set-up is refused
+    (its memory), the estimate is the minibatch run's without the switch (the same numbers);
+    ``full_batch_diverged`` says which, nothing is said where it did not fit."""
+    import numeric.llc
+    from numeric.errors import DivergenceError
+
+    loss_fn, w_star, data = _regression()
+    kw = dict(num_chains=4, seed=0)
+    plain = numeric.estimate_llc(loss_fn, w_star, data, **kw)
+    assert plain.config.batch_size == 256 and "full_batch_switch" not in _codes(plain)
+    run, setup = numeric.llc.one_run, numeric.llc.setup_problem
+
+    def diverging(problem, plan, opts, switchable=False):
+        if problem.full_batch:
+            raise DivergenceError("diverged", chain=0, step=7, cause="a test", step_size=1e-3)
+        return run(problem, plan, opts, switchable)
+
+    def refusing(loss_fn, params, data, opts):
+        if opts.batch_size == 1000:
+            raise numeric.InvalidInputError("the full batch needs 1 TB")
+        return setup(loss_fn, params, data, opts)
+
+    _forced_switch(monkeypatch)
+    monkeypatch.setattr(numeric.llc, "one_run", diverging)
+    fell = numeric.estimate_llc(loss_fn, w_star, data, **kw)
+    assert fell.config.batch_size == 256
+    assert fell.mean == plain.mean and np.array_equal(fell.loss_trace, plain.loss_trace)
+    (note,) = [f for f in fell.diagnostics if f.code == "full_batch_diverged"]
+    assert "chain 0 at step 7" in note.message and "minibatches of 256" in note.message
+    assert _codes(fell) - {"full_batch_diverged"} == _codes(plain)
+    monkeypatch.setattr(numeric.llc, "one_run", run)
+    monkeypatch.setattr(numeric.llc, "setup_problem", refusing)
+    kept = numeric.estimate_llc(loss_fn, w_star, data, **kw)
+    assert kept.config.batch_size == 256 and kept.mean == plain.mean
+    assert _codes(kept) == _codes(plain)
