@@ -32,7 +32,8 @@ def plot_trace(est: LLCEstimate, *, ax: Any = None) -> Any:
 
 def plot_series(series: Any, *, ax: Any = None, exact: Any = None) -> Any:
     """λ̂ ± 2·stderr at each checkpoint of an ``LLCSeries`` against its steps (or positions);
-    estimates with an error finding hollow; ``exact``: a value or one per checkpoint, dashed."""
+    estimates with an error finding hollow, checkpoints whose estimate failed (``on_error=
+    "record"``) as crosses on the axis; ``exact``: a value or one per checkpoint, dashed."""
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -40,11 +41,22 @@ def plot_series(series: Any, *, ax: Any = None, exact: Any = None) -> Any:
     else:
         fig = ax.figure
     x, y, e = series.x, series.means, 2 * series.stderrs
-    bad = np.array([w == "error" for w in series.worst])
+    failed = np.array([est is None for est in series.estimates], dtype=bool)
+    bad = np.array([w == "error" for w in series.worst], dtype=bool) & ~failed
     ax.errorbar(x, y, yerr=e, fmt="-", color="C0", lw=1, capsize=2, zorder=1)
-    ax.scatter(x[~bad], y[~bad], color="C0", zorder=2, label="λ̂ ± 2·stderr")
+    good = ~bad & ~failed
+    if good.any():
+        ax.scatter(x[good], y[good], color="C0", zorder=2, label="λ̂ ± 2·stderr")
     if bad.any():
-        ax.scatter(x[bad], y[bad], facecolors="none", edgecolors="C3", zorder=2, label="error")
+        ax.scatter(
+            x[bad], y[bad], facecolors="none", edgecolors="C3", zorder=2,
+            label="λ̂ with an error finding",
+        )  # fmt: skip
+    if failed.any():  # no λ̂: marked on the axis, at the bottom of the plot
+        ax.scatter(
+            x[failed], np.full(int(failed.sum()), 0.03), marker="x", color="C3", zorder=3,
+            transform=ax.get_xaxis_transform(), clip_on=False, label="estimate failed",
+        )  # fmt: skip
     if exact is not None:
         ax.plot(x, _exact_line(exact, x.shape), "k--", label="λ")
     has_steps = all(s is not None for s in series.steps)

@@ -12,7 +12,9 @@ it takes any other.
 ``numeric.from_module`` (or a list mixing names and modules). A tied parameter (one Parameter
 registered under several names, e.g. an output layer sharing the embedding's weight) is in
 ``params`` under its first name only, as ``from_module`` gives it; a submodule or a name that
-reaches it through another name (an alias) selects it by that first name.
+reaches it through another name (an alias) selects it by that first name. ``params`` may be
+the module's ``state_dict()``: its frozen parameters and buffers are held at its values and the
+other names of a tied parameter dropped, never selected (``numeric.entries``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from numeric.entries import check_tied, parameter_entries
 from numeric.errors import InvalidInputError
 from numeric.model import LossFn
 from numeric.module_loss import (
@@ -181,17 +184,20 @@ def restrict(
     """
     if not isinstance(params, Mapping) or not params:
         raise InvalidInputError("params must be a non-empty dict of tensors (w*)")
-    names = select_names(select, tuple(params), loss_fn, params)
+    sampled, aliases = parameter_entries(root_module(loss_fn), params, "params")
+    check_tied(params, aliases, "params")
+    names = select_names(select, sampled, loss_fn, params)
     frozen = {}
     for name, value in params.items():
-        if name in names:
+        if name in names or name in aliases:
             continue
         if not isinstance(value, Tensor):
             raise InvalidInputError(f"params[{name!r}] is a {type(value).__name__}, not a tensor")
         cast = dtype if (dtype is not None and value.is_floating_point()) else value.dtype
         frozen[name] = value.detach().to(device=device or value.device, dtype=cast)
     free = {name: params[name] for name in params if name in names}
-    return RestrictedLoss(loss_fn, free, FrozenParams(frozen), params), free
+    order = [name for name in params if name not in aliases]
+    return RestrictedLoss(loss_fn, free, FrozenParams(frozen), order), free
 
 
 def select_names(
@@ -244,6 +250,15 @@ def _pick(
         if (alias == item or alias.startswith(item + ".")) and name in names:
             picked.append(name)
     if not picked:
+        root = root_module(loss_fn)
+        frozen = (
+            [] if root is None else [n for n, p in root.named_parameters() if not p.requires_grad]
+        )
+        if any(n == item or n.startswith(item + ".") for n in frozen):
+            raise InvalidInputError(
+                f"select names {item!r}, whose parameters are frozen (requires_grad=False), held "
+                f"fixed by from_module's loss; the parameters are {_listing(names, params)}"
+            )
         raise InvalidInputError(
             f"select names {item!r}, which is neither a parameter nor a module prefix; the "
             f"parameters are {_listing(names, params)}"

@@ -4,12 +4,15 @@ Checkpoint k (k = 0, 1, …) is estimated exactly as
 ``estimate_llc(loss_fn, params_k, data, seed=seed + k, **options)`` would estimate it, with the
 set-up shared: the data are moved to the device once, and every estimate uses one loss object,
 so with ``compile=True`` the SGLD kernel compiles once for the whole series
-(``numeric.kernel``'s cache). Entries that are not sampled — a restriction's frozen parameters
-(``select``, ``numeric.restrict``) and a module's buffers in a ``state_dict`` — are held at
-the checkpoint's values by one series-private ``RestrictedLoss`` whose frozen tensors are
-overwritten in place between checkpoints; they are inputs of the compiled graph, not constants,
-so the kernel still compiles once. A module's frozen parameters (``requires_grad=False``) are
-held at the checkpoint's values too, as ``from_module`` holds them fixed; a tied parameter,
+(``numeric.kernel``'s cache), and once more for each other number of slow Hessian directions the
+plan finds at a checkpoint (the drift probe's width, at most ``spectrum.NUM_SLOW`` = 3: a
+series whose first checkpoint had one and the next two compiled twice). Entries that are not
+sampled — a restriction's frozen parameters (``select``, ``numeric.restrict``) and a module's
+buffers in a ``state_dict`` — are held at the checkpoint's values by one series-private
+``RestrictedLoss`` whose frozen tensors are overwritten in place between checkpoints; they are inputs of the compiled graph, not constants,
+so they cause no compile of their own. A module's frozen parameters (``requires_grad=False``)
+are held at the checkpoint's values too, as ``from_module`` holds them fixed (or, where a
+checkpoint leaves them out, at the module's own: ``numeric.entries``); a tied parameter,
 which a ``state_dict`` lists under each of its names, is sampled once, under its first name,
 and its other names must hold the same values.
 
@@ -33,16 +36,15 @@ from numeric.chains import default_progress
 from numeric.checkpoints import Checkpoint, as_checkpoints
 from numeric.data import to_device
 from numeric.data_input import as_data
+from numeric.entries import check_tied, parameter_entries, require_running_statistics
 from numeric.errors import InvalidInputError, NumericError
 from numeric.llc import estimate_llc
 from numeric.model import LossFn
-from numeric.module_loss import running_statistics
 from numeric.options import LLCOptions, as_seeds
 from numeric.restrict import (
     FrozenParams,
     RestrictedLoss,
     Selection,
-    parameter_aliases,
     require_eval_mode,
     root_module,
     select_names,
@@ -157,8 +159,12 @@ class SeriesTask:
         require_eval_mode(loss_fn)  # the module's, not a checkpoint's: refused once, up front
         first = cps[0].params
         _check_same_entries(cps)
-        params, aliases = _parameter_names(loss_fn, tuple(first), cps[0].label)
-        _check_aliases(cps, aliases)
+        module, where = root_module(loss_fn), f"checkpoint {cps[0].label!r}"
+        params, aliases = parameter_entries(module, first, where)
+        if module is not None:
+            require_running_statistics(module, tuple(first), where)
+        for cp in cps:
+            check_tied(cp.params, aliases, f"checkpoint {cp.label!r}")
         chosen = params if select is None else select_names(select, params, loss_fn, first)
         free = tuple(n for n in first if n in chosen)
         frozen = tuple(n for n in first if n not in chosen and n not in aliases)
@@ -283,82 +289,6 @@ def _check_same_entries(cps: tuple[Checkpoint, ...]) -> None:
                 )
 
 
-def _parameter_names(
-    loss_fn: LossFn, names: tuple[str, ...], label: str
-) -> tuple[tuple[str, ...], dict[str, str]]:
-    """(The checkpoint entries that are sampled parameters, the entries that are other names of a
-    tied parameter -> the entry that holds it). Without a module every entry is a parameter.
-    With one, its buffers and frozen parameters are held fixed, and every parameter must be
-    there (under one of its names)."""
-    module = root_module(loss_fn)
-    if module is None:
-        return names, {}
-    canonical = parameter_aliases(module)
-    trainable = {n for n, p in module.named_parameters() if p.requires_grad}
-    buffers = {n for n, _ in module.named_buffers(remove_duplicate=False)}
-    unknown = [n for n in names if n not in buffers and n not in canonical]
-    if unknown:
-        raise InvalidInputError(
-            f"checkpoint {label!r} has {unknown[:8]}, which are neither parameters nor buffers of "
-            f"the loss's module; its parameters are {list(canonical)[:24]}"
-        )
-    holder: dict[str, str] = {}  # first name of a parameter -> the entry holding it
-    for n in names:
-        if n in canonical:
-            holder.setdefault(canonical[n], n)
-    _require_running_statistics(module, names, label)
-    missing = [n for n in dict.fromkeys(canonical.values()) if n not in holder]
-    if missing:
-        raise InvalidInputError(
-            f"checkpoint {label!r} lacks the module's parameter(s) {missing[:8]} (the module's "
-            "current values would be used silently): checkpoint every parameter, and use select "
-            "to estimate over some of them"
-        )
-    aliases = {
-        n: holder[canonical[n]] for n in names if n in canonical and holder[canonical[n]] != n
-    }
-    params = tuple(n for n in holder.values() if canonical[n] in trainable)
-    if not params:
-        raise InvalidInputError(
-            "the loss's module has no trainable parameters (every one has requires_grad=False): "
-            "there is nothing to sample"
-        )
-    return tuple(n for n in names if n in params), aliases
-
-
-def _check_aliases(cps: tuple[Checkpoint, ...], aliases: Mapping[str, str]) -> None:
-    """Every other name of a tied parameter holds the same values as its entry, in every
-    checkpoint (a module's ``state_dict`` lists the one tensor under each name)."""
-    for cp in cps:
-        for alias, name in aliases.items():
-            a, b = cp.params[alias], cp.params[name]
-            if a is b:
-                continue
-            same = a.shape == b.shape and a.dtype == b.dtype
-            if not (same and torch.allclose(a, b.to(a.device), rtol=0, atol=0, equal_nan=True)):
-                raise InvalidInputError(
-                    f"checkpoint {cp.label!r} holds different values under {name!r} and "
-                    f"{alias!r}, which are one (tied) parameter of the module: save the module's "
-                    "own state_dict, or pass the parameter under one name"
-                )
-
-
 def _placed(v: Tensor, device: torch.device, dtype: torch.dtype) -> Tensor:
     """A copy of ``v`` on ``device``, floating-point in ``dtype`` (the run's)."""
     return v.detach().to(device, dtype if v.is_floating_point() else v.dtype, copy=True)
-
-
-def _require_running_statistics(
-    module: torch.nn.Module, names: tuple[str, ...], label: str
-) -> None:
-    """Checkpoints of a module with running statistics (batch norm, tracking instance norm) hold
-    them: those change with training, and the module's current ones (of its last state, not of
-    the checkpoint) would be used silently with each checkpoint's weights."""
-    held = set(names)
-    if lacking := [b for b in running_statistics(module) if b not in held]:
-        raise InvalidInputError(
-            f"checkpoint {label!r} lacks the module's running statistics {lacking[:8]}, which "
-            "change with training: each checkpoint's weights would be evaluated with the module's "
-            "current statistics, not the checkpoint's. Record state_dict() (CheckpointRecorder "
-            "does), or add the statistics to each checkpoint yourself"
-        )

@@ -3,8 +3,12 @@
 One actor per worker holds a copy of the ``SeriesTask`` (the data moved to its device once, the
 compiled kernel cached in its process); checkpoint k goes to worker k mod W, and each worker
 estimates its checkpoints in order with the seeds a local run uses, so the records are the same.
-CPU workers run torch with one thread each (a worker per core); with ``device`` on CUDA each
-worker holds one GPU. Ray is imported only when this engine runs.
+CPU workers run torch with one thread each (a worker per core), so they equal a local run with
+one torch thread bit for bit (``torch.set_num_threads(1)``; with more threads torch's kernels
+sum in another order, and the records differ from the seventh digit on); with ``device`` on
+CUDA each worker holds one GPU. ``workers`` beyond the cluster's CPUs (GPUs) are refused: an
+actor that holds one for the series' whole length would never start. Ray is imported only when
+this engine runs.
 """
 
 from __future__ import annotations
@@ -85,6 +89,13 @@ def _run(
     available = int(ray.cluster_resources().get(resource, 0))
     if available < 1:
         raise InvalidInputError(f"the Ray cluster has no {resource} for the series' workers")
+    if workers is not None and workers > available:
+        # each actor holds one CPU (GPU) for its life: the ones beyond the cluster's never start
+        raise InvalidInputError(
+            f"workers = {workers}, but the Ray cluster has {available} {resource}(s): each "
+            f"worker holds one {resource} for the whole series, so the others would wait "
+            f"forever; pass workers ≤ {available} (or None for one per {resource})"
+        )
     count = min(len(cps), workers or available)
     options = {"num_gpus": 1} if gpu else {"num_cpus": 1}
     actor = ray.remote(**options)(SeriesWorker)

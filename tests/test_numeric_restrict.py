@@ -170,3 +170,73 @@ def test_bad_selections_name_what_exists() -> None:
     many = {f"p{i}": torch.zeros(1) for i in range(30)}
     with pytest.raises(InvalidInputError, match=r"p23 \(1\), … \(6 more\)"):
         numeric.restrict(lambda p, b: p["p0"].sum(), many, "q")
+
+
+class _Tied(nn.Module):
+    """Two linear maps sharing one weight (``b.weight`` is ``a.weight``), then a readout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.out = nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 1)
+        self.b.weight = self.a.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.tanh(self.b(torch.tanh(self.a(x)))))
+
+
+def _with_state_dict(model: nn.Module, n_out: int = 1):
+    """The model's from_module loss, its w*, its state_dict, and data (an eval-mode model)."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(300, 3, generator=g)
+    y = torch.randn(300, n_out, generator=g)
+    model.eval()
+    loss_fn, w = numeric.from_module(model, nn.functional.mse_loss)
+    return loss_fn, w, {k: v.clone() for k, v in model.state_dict().items()}, (x, y)
+
+
+def test_a_state_dict_restricts_as_the_modules_own_parameters_do() -> None:
+    """``restrict`` on a ``state_dict()``: a tied weight once (under its first name), batch
+    norm's running statistics and a frozen layer held at the dict's values, never selected; the
+    estimate is bit for bit the one on from_module's w*."""
+    torch.manual_seed(0)
+    bn = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh(), nn.Linear(4, 1))
+    bn.train()
+    bn(torch.randn(64, 3))  # running statistics that are not the initial ones
+    frozen = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    frozen[0].requires_grad_(False)
+    kw = dict(num_chains=2, num_burnin=10, num_draws=30, step_size=1e-4, seed=0)
+    for model, select, free in [
+        (_Tied(), "out", ["out.weight", "out.bias"]),
+        (_Tied(), "b", ["a.weight", "b.bias"]),
+        (bn, "1", ["1.weight", "1.bias"]),
+        (frozen, lambda name: True, ["2.weight", "2.bias"]),
+    ]:
+        loss_fn, w, state, data = _with_state_dict(model)
+        from_state, u_state = numeric.restrict(loss_fn, state, select)
+        from_w, u_w = numeric.restrict(loss_fn, w, select)
+        assert list(u_state) == list(u_w) == free, (model, list(u_state))
+        a = numeric.estimate_llc(from_state, u_state, data, **kw)
+        b = numeric.estimate_llc(from_w, u_w, data, **kw)
+        assert a.mean == b.mean and (a.loss_trace == b.loss_trace).all(), model
+    loss_fn, _, state, _ = _with_state_dict(frozen)
+    with pytest.raises(InvalidInputError, match=r"submodule '0', whose parameters are all frozen"):
+        numeric.restrict(loss_fn, state, frozen[0])
+    with pytest.raises(InvalidInputError, match=r"'0\.weight', whose parameters are frozen"):
+        numeric.restrict(loss_fn, state, "0.weight")
+    loss_fn, _, state, _ = _with_state_dict(_Tied())
+    state["b.weight"] = state["b.weight"] + 1.0
+    with pytest.raises(
+        InvalidInputError, match=r"different values under 'a\.weight' and 'b\.weight'"
+    ):
+        numeric.restrict(loss_fn, state, "out")
+    loss_fn, _, state, _ = _with_state_dict(bn)
+    state["3.weight"] = torch.zeros(1, 5)
+    with pytest.raises(
+        InvalidInputError, match=r"params\['3\.weight'\] has shape \(1, 5\).*\(1, 4\)"
+    ):
+        numeric.restrict(loss_fn, state, "0")
+    del state["3.weight"]
+    with pytest.raises(
+        InvalidInputError, match=r"lacks the module's trainable parameter.*3\.weight"
+    ):
+        numeric.restrict(loss_fn, state, "0")

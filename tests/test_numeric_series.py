@@ -251,6 +251,13 @@ def test_on_error_record_keeps_going() -> None:
     assert math.isnan(series.means[1]) and series.worst[1] == "error"
     assert series.records()[1]["error"].startswith("InvalidInputError")
     assert series.findings[1] == ()
+    matplotlib = pytest.importorskip("matplotlib", reason="plots are the optional `plots` extra")
+    matplotlib.use("Agg")
+    fig = series.plot()  # the failed checkpoint marked, not left out
+    marks = {c.get_label(): c.get_offsets() for c in fig.axes[0].collections if c.get_label()}
+    failed = np.asarray(marks["estimate failed"])
+    assert failed[:, 0].tolist() == [series.x[1]]
+    matplotlib.pyplot.close(fig)
 
 
 def test_bad_series_inputs_say_what_is_wrong() -> None:
@@ -277,6 +284,36 @@ def test_bad_series_inputs_say_what_is_wrong() -> None:
     for cps, kw, match in cases:
         with pytest.raises(InvalidInputError, match=match):
             numeric.estimate_llc_series(loss_fn, cps, data, **kw)
+
+
+def test_checkpoints_of_the_trainable_parameters_hold_the_frozen_ones_fixed() -> None:
+    """A module with a frozen layer (fine-tuning): checkpoints holding only the trainable
+    parameters, as such a run saves them, give the records of full state dicts (the frozen
+    values are the module's own, which training did not change)."""
+    model, data, rec = _trained(steps=20)
+    model[0].requires_grad_(False)
+    loss_fn, _ = numeric.from_module(model, nn.functional.mse_loss)
+    full = [dict(cp.params) for cp in rec]
+    for state in full:
+        state.update({k: v.clone() for k, v in model[0].state_dict(prefix="0.").items()})
+    trainable = [{k: v for k, v in s.items() if not k.startswith("0.")} for s in full]
+    a = numeric.estimate_llc_series(loss_fn, full, data, **SHORT)
+    b = numeric.estimate_llc_series(loss_fn, trainable, data, **SHORT)
+    assert a.free_params == b.free_params == ("2.weight", "2.bias")
+    assert a.records() == b.records()
+
+
+def test_more_ray_workers_than_the_cluster_has_are_refused() -> None:
+    """Each worker holds one CPU for the whole series: a third on two CPUs would never start
+    (the series waited forever); refused before any actor is made."""
+    from types import SimpleNamespace
+
+    from numeric.series_ray import _run
+
+    fake = SimpleNamespace(cluster_resources=lambda: {"CPU": 2.0})
+    task = SimpleNamespace(options={})
+    with pytest.raises(InvalidInputError, match=r"workers = 3, but the Ray cluster has 2 CPU"):
+        _run(fake, task, tuple(range(3)), 3, False)
 
 
 def test_numeric_does_not_import_ray() -> None:
