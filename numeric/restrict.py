@@ -12,9 +12,10 @@ it takes any other.
 ``numeric.from_module`` (or a list mixing names and modules). A tied parameter (one Parameter
 registered under several names, e.g. an output layer sharing the embedding's weight) is in
 ``params`` under its first name only, as ``from_module`` gives it; a submodule or a name that
-reaches it through another name (an alias) selects it by that first name. ``params`` may be
-the module's ``state_dict()``: its frozen parameters and buffers are held at its values and the
-other names of a tied parameter dropped, never selected (``numeric.entries``).
+reaches it through another name (an alias), or a predicate true for any of its names, selects
+it by that first name. ``params`` may be the module's ``state_dict()``: its frozen parameters
+and buffers are held at its values and the other names of a tied parameter dropped, never
+selected (``numeric.entries``).
 """
 
 from __future__ import annotations
@@ -210,8 +211,13 @@ def select_names(
     module is looked for. Raises ``InvalidInputError`` for an empty selection or an unknown name."""
     if isinstance(select, str) or isinstance(select, nn.Module):
         items: list[Any] = [select]
-    elif callable(select):
-        chosen = frozenset(n for n in names if _as_bool(select(n), n))
+    elif callable(select):  # a tied parameter is selected where any of its names is
+        others: dict[str, list[str]] = {}
+        for alias, name in _aliases_of(loss_fn).items():
+            others.setdefault(name, []).append(alias)
+        chosen = frozenset(
+            n for n in names if any(_as_bool(select(a), a) for a in [n, *others.get(n, [])])
+        )
         if not chosen:
             raise InvalidInputError(
                 f"the predicate selects no parameter; the parameters are {_listing(names, params)}"

@@ -208,6 +208,7 @@ def test_a_state_dict_restricts_as_the_modules_own_parameters_do() -> None:
     for model, select, free in [
         (_Tied(), "out", ["out.weight", "out.bias"]),
         (_Tied(), "b", ["a.weight", "b.bias"]),
+        (_Tied(), lambda name: name.startswith("b."), ["a.weight", "b.bias"]),
         (bn, "1", ["1.weight", "1.bias"]),
         (frozen, lambda name: True, ["2.weight", "2.bias"]),
     ]:
