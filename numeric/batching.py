@@ -37,8 +37,12 @@ against 20,000: no switch). r counts arithmetic; on small models a step costs mo
 dispatch, and the full batch's steps cost far less than r minibatch steps: at the noisy saddle
 y = x·w1·w2 (n = 2,000, 8 chains, r = 3.9, projected 29,900 against 20,000) the full-batch run
 took 10.9 s where the minibatch run took 33.9 s.
-Where the full-batch run diverges after its restarts, the estimate is the minibatch run's, and
-``full_batch_diverged`` says so.
+Where the full-batch run diverges, its projection (made at the minibatch run's ε, at critical
+damping) no longer holds, so it is not restarted with a smaller ε: the estimate is the
+minibatch run's, and ``full_batch_diverged`` says so. (A checkpoint off its minimum, y = x·a·b
+at a = 0.2, b = 0.1, n = 2,000: the switched run diverged, restarted under LM at a quarter of ε
+and ended with a ``slow_mixing`` error at 20 times its projected cost, where the minibatch run
+had none.)
 """
 
 from __future__ import annotations
@@ -151,16 +155,22 @@ def switch_finding(case: FullBatchCase, n: int, batch: int) -> Finding:
     return Finding(
         "full_batch_switch",
         "info",
-        f"minibatch noise (batch_size = {batch}) raised BAOAB's friction to ξ = "
-        f"{case.friction:.3g} (critical damping {case.critical_friction:.3g}): the slowest "
-        f"direction relaxed in ≈ {case.relaxation_steps:.3g} steps, and in "
+        f"minibatch noise (batch_size = {batch}) raised BAOAB's friction to "
+        f"{_friction(case.friction)} (critical damping {case.critical_friction:.3g}): the "
+        f"slowest direction relaxed in ≈ {case.relaxation_steps:.3g} steps, and would in "
         f"{case.full_batch_relaxation_steps:.3g} on the full batch at {case.cost_per_step:.3g} "
         f"times the cost per step ({case.gain:.3g} times less computation per relaxation time; "
-        f"projected {case.full_batch_steps:.3g} minibatch steps' worth against the "
-        f"{case.minibatch_steps:.3g} draws left), so the run was restarted from w* on the full "
-        f"batch, batch_size = {n} (exact gradients). Pass batch_size to choose it yourself",
+        f"its run projected at {case.full_batch_steps:.3g} minibatch steps' worth, against "
+        f"{case.minibatch_steps:.3g} draws projected for the minibatch run), so the run was "
+        f"restarted from w* on the full batch, batch_size = {n} (exact gradients). Pass "
+        "batch_size to choose it yourself",
         case.switch_numbers(),
     )
+
+
+def _friction(xi: float) -> str:
+    """ξ in words: its value, or LM's limit where the heating drove it to ∞."""
+    return f"ξ = {xi:.3g}" if math.isfinite(xi) else "its limit ξ = ∞ (overdamped: LM)"
 
 
 def diverged_finding(message: str, n: int, batch: int) -> Finding:
@@ -169,8 +179,8 @@ def diverged_finding(message: str, n: int, batch: int) -> Finding:
         "full_batch_diverged",
         "info",
         f"the run switched to the full batch (batch_size = {n}: minibatch noise had raised the "
-        f"friction) diverged after its restarts ({message}); the estimate is from minibatches of "
-        f"{batch}, as without the switch",
+        f"friction) diverged ({message}), so the projection that made the case for it did not "
+        f"hold; the estimate is from minibatches of {batch}, as without the switch",
         {"batch_size": float(batch)},
     )
 
@@ -185,7 +195,7 @@ def check_batch_heating(plan: LLCPlan, tuning: Tuning, n: int, batch: int) -> tu
         Finding(
             "batch_heating",
             "info",
-            f"minibatch noise raised BAOAB's friction to ξ = {tuning.friction:.3g} (critical "
+            f"minibatch noise raised BAOAB's friction to {_friction(tuning.friction)} (critical "
             f"damping {case.critical_friction:.3g}) at ε = {tuning.step_size:.3g}: the slowest "
             f"direction relaxes in ≈ {case.relaxation_steps:.3g} steps instead of "
             f"{case.full_batch_relaxation_steps:.3g}. A larger minibatch does not help (the "

@@ -218,8 +218,9 @@ def _estimate_llc(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
 ) -> LLCEstimate:
     """``estimate_llc`` once its options are checked: set-up, plan and runs (``_runs``); where
-    heated minibatches make the full batch the cheaper way to mix, the runs again on the full
-    batch (``numeric.batching``), or, where those diverge, the minibatch runs without the
+    heated minibatches make the full batch the cheaper way to mix, the run again on the full
+    batch (``numeric.batching``), or, where that diverges (its projection, made at the
+    minibatch run's ε, then no longer holds: no restart), the minibatch runs without the
     switch."""
     problem = setup_problem(loss_fn, params, data, opts)
     outcome = _runs(problem, opts, switchable=_may_switch(problem, opts))
@@ -232,7 +233,8 @@ def _estimate_llc(
     except InvalidInputError:  # the full batch does not fit in memory: minibatches as before
         return _runs(problem, opts, switchable=False)
     try:
-        return _runs(full, full_opts, switchable=False, before=(switch_finding(outcome, n, batch),))
+        switched = (switch_finding(outcome, n, batch),)
+        return _runs(full, full_opts, switchable=False, restartable=False, before=switched)
     except DivergenceError as err:
         said = f"chain {err.chain} at step {err.step}, ε = {err.step_size:.3g}"
         return _runs(problem, opts, switchable=False, before=(diverged_finding(said, n, batch),))
@@ -252,11 +254,17 @@ def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
 
 
 def _runs(
-    problem: Problem, opts: LLCOptions, *, switchable: bool, before: tuple[Finding, ...] = ()
+    problem: Problem,
+    opts: LLCOptions,
+    *,
+    switchable: bool,
+    restartable: bool = True,
+    before: tuple[Finding, ...] = (),
 ) -> LLCEstimate | FullBatchCase:
-    """The plan and its runs (restarted after a divergence with a smaller ε, or once with more
-    friction where the draws ran hot) and the estimate, its findings after ``before``; with
-    ``switchable``, the case for the full batch instead where a warm-up makes it."""
+    """The plan and its runs (restarted after a divergence with a smaller ε where
+    ``restartable``, or once with more friction where the draws ran hot) and the estimate, its
+    findings after ``before``; with ``switchable``, the case for the full batch instead where a
+    warm-up makes it."""
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []
     cooled: tuple[Finding, ...] = ()  # the heating restart (``numeric.cooling``), at most one
@@ -264,7 +272,7 @@ def _runs(
         try:
             ran = one_run(problem, plan, opts, switchable)
         except DivergenceError as err:  # automatic ε: restart with a smaller one
-            if not can_restart(opts, restarts):
+            if not (restartable and can_restart(opts, restarts)):
                 final = final_divergence(err, restarts, opts.gamma, plan, problem.w_star.dtype)
                 if final is err:
                     raise

@@ -288,9 +288,10 @@ def _regression(n: int = 1000):
 
 
 def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(monkeypatch) -> None:
-    """Where the switched run diverges after its restarts, or the full batch's set-up is refused
-    (its memory), the estimate is the minibatch run's without the switch (the same numbers);
-    ``full_batch_diverged`` says which, nothing is said where it did not fit."""
+    """Where the switched run diverges (once: it is not restarted, its projection made at the
+    minibatch run's ε no longer holds), or the full batch's set-up is refused (its memory), the
+    estimate is the minibatch run's without the switch (the same numbers); ``full_batch_diverged``
+    says which, nothing is said where it did not fit."""
     import numeric.llc
     from numeric.errors import DivergenceError
 
@@ -300,8 +301,11 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(monkeypa
     assert plain.config.batch_size == 256 and "full_batch_switch" not in _codes(plain)
     run, setup = numeric.llc.one_run, numeric.llc.setup_problem
 
+    full_runs = []
+
     def diverging(problem, plan, opts, switchable=False):
         if problem.full_batch:
+            full_runs.append(opts.step_scale)
             raise DivergenceError("diverged", chain=0, step=7, cause="a test", step_size=1e-3)
         return run(problem, plan, opts, switchable)
 
@@ -317,6 +321,7 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(monkeypa
     assert fell.mean == plain.mean and np.array_equal(fell.loss_trace, plain.loss_trace)
     (note,) = [f for f in fell.diagnostics if f.code == "full_batch_diverged"]
     assert "chain 0 at step 7" in note.message and "minibatches of 256" in note.message
+    assert full_runs == [0.25]  # not restarted at a smaller ε: the projection no longer holds
     assert _codes(fell) - {"full_batch_diverged"} == _codes(plain)
     monkeypatch.setattr(numeric.llc, "one_run", run)
     monkeypatch.setattr(numeric.llc, "setup_problem", refusing)
