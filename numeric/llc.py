@@ -143,7 +143,8 @@ def estimate_llc(
     not help (ξ falls as 1/B, the cost per step rises as B): then the full batch can be cheaper
     (``batch_heating`` finding). With the default B and automatic lengths the run switches to it
     where it relaxes the slowest direction at least twice as cheaply and its projected run costs
-    no more than the minibatch draws left (``full_batch_switch``; ``numeric.batching``).
+    at most twice the minibatch run's projected draws (``full_batch_switch``;
+    ``numeric.batching``).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres
