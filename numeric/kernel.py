@@ -45,6 +45,7 @@ from numeric._params import ParamSpec
 from numeric.data import Gatherer, draw_indices, signature
 from numeric.gradients import FlatLoss, make_gradient, make_paired_gradient
 from numeric.heap import HeapTrimmer
+from numeric.spectrum import NUM_SLOW
 from numeric.types import ALL, BlockNoise, Constants, KernelSpec, Record, Trace
 
 UNROLL = 8  # steps per compiled call
@@ -154,6 +155,7 @@ def make_block(f: FlatLoss, spec: KernelSpec, *, functional: bool) -> Callable[.
     return block
 
 
+PROBE_WIDTH = NUM_SLOW  # the compiled kernel's probe columns (``_widened``)
 _COMPILED: OrderedDict[Hashable, Callable[..., Any]] = OrderedDict()
 
 
@@ -235,6 +237,8 @@ class Kernel:
         else:
             self.block = make_block(f, spec, functional=False)
         self.consts = self._k = consts
+        if compiled:  # one probe width for every plan: a checkpoint with another is no recompile
+            self._k = consts._replace(probe=_widened(consts.probe))
         # CPU runs hand their freed temporaries back to the system (``numeric.heap``)
         self._heap = HeapTrimmer() if consts.w_star.device.type == "cpu" else None
         if compiled:  # the scalars as 0-d tensor arguments from the start
@@ -255,6 +259,8 @@ class Kernel:
                 else v
                 for name, v in changes.items()
             }
+            if "probe" in changes:
+                changes["probe"] = _widened(changes["probe"])
         self._k = self._k._replace(**changes)
 
     def run_drawing(
@@ -303,9 +309,18 @@ class Kernel:
         # [UNROLL, C, B, ...], gathered outside the graph; the full batch is the data
         batches = self.data if self._gather is None else self._gather(chunk.idx)
         state, tr = self.block(state, chunk, mask, eps_t, self._k, batches)
+        if tr.obs is not None:  # the probe's own directions, not the zero columns of its width
+            tr = tr._replace(obs=tr.obs[..., : self.consts.probe.shape[1]])
         if m < UNROLL:
             tr = tr.window(0, m)._replace(drift_sq=tr.drift_sq, noise_sq=tr.noise_sq)
         return state, tr
+
+
+def _widened(probe: Tensor) -> Tensor:
+    """``probe`` [D, j] with zero columns up to ``PROBE_WIDTH``, cut off again after each block
+    (the graph is specialised on its shape: a series with j = 1, then 2, compiled twice)."""
+    pad = probe.new_zeros(probe.shape[0], max(PROBE_WIDTH - probe.shape[1], 0))
+    return torch.cat([probe, pad], 1)
 
 
 def _pad(noise: BlockNoise, m: int) -> tuple[BlockNoise, Tensor]:

@@ -4,9 +4,9 @@ Checkpoint k (k = 0, 1, …) is estimated exactly as
 ``estimate_llc(loss_fn, params_k, data, seed=seed + k, **options)`` would estimate it, with the
 set-up shared: the data are moved to the device once, and every estimate uses one loss object,
 so with ``compile=True`` the SGLD kernel compiles once for the whole series
-(``numeric.kernel``'s cache), and once more for each other number of slow Hessian directions the
-plan finds at a checkpoint (the drift probe's width, at most ``spectrum.NUM_SLOW`` = 3: a
-series whose first checkpoint had one and the next two compiled twice). Entries that are not
+(``numeric.kernel``'s cache; the drift probe, whose width is the number of slow Hessian
+directions a checkpoint's plan finds, enters the graph widened to ``kernel.PROBE_WIDTH``: a
+series whose checkpoints found one and then two compiled twice before). Entries that are not
 sampled — a restriction's frozen parameters (``select``, ``numeric.restrict``) and a module's
 buffers in a ``state_dict`` — are held at the checkpoint's values by one series-private
 ``RestrictedLoss`` whose frozen tensors are overwritten in place between checkpoints; they are inputs of the compiled graph, not constants,

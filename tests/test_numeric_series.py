@@ -363,6 +363,45 @@ def test_compiled_restricted_series_compiles_once(monkeypatch: pytest.MonkeyPatc
         np.testing.assert_allclose(a.loss_trace, b.loss_trace, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
+def test_a_compiled_series_whose_plans_differ_in_slow_directions_compiles_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tanh MLP's last layer along training (select="2", γ = 100): the plan finds one slow
+    direction at the first checkpoint and more later, so the drift probe's width changes; the
+    compiled kernel takes it widened to ``PROBE_WIDTH`` and compiled twice before (7.5 s at the
+    second checkpoint), once now, with the records of the eager series up to rounding. Slow: one
+    compile."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(500, 3, generator=g)
+    y = torch.sin(x.sum(1, keepdim=True)) + 0.1 * torch.randn(500, 1, generator=g)
+    rec = numeric.CheckpointRecorder(model, steps=[20, 100, 200])
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step in range(201):
+        rec(step)
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    model.eval()
+    loss_fn, _ = numeric.from_module(model, nn.functional.mse_loss)
+    kw = dict(select="2", num_chains=4, num_burnin=200, num_draws=400, gamma=100.0, seed=0)
+    eager = numeric.estimate_llc_series(loss_fn, rec, (x, y), **kw)
+    widths, real = [], kernel._widened
+
+    def widened(probe: torch.Tensor) -> torch.Tensor:
+        widths.append(probe.shape[1])
+        return real(probe)
+
+    monkeypatch.setattr(kernel, "_widened", widened)
+    monkeypatch.setattr(torch._dynamo.config, "error_on_recompile", True)
+    compiled = numeric.estimate_llc_series(loss_fn, rec, (x, y), compile=True, **kw)
+    assert len(set(widths)) > 1  # the premise: the plans' probes differ in width
+    for a, b in zip(compiled.estimates, eager.estimates):
+        assert math.isclose(a.mean, b.mean, rel_tol=1e-5, abs_tol=1e-8), (a.mean, b.mean)
+
+
 def test_checkpoints_that_cannot_be_told_apart_are_refused() -> None:
     """Live state dicts (every checkpoint the final weights), steps that repeat or go down,
     labels twice, a step that is not an int ≥ 0, a numpy int step (kept as a Python int, so the
