@@ -54,13 +54,12 @@ from dataclasses import dataclass
 from numeric import sgld
 from numeric.findings import Finding
 from numeric.plan import LLCPlan, critical_friction, slowest_curvature
-from numeric.sampling import MAX_DRAWS, MIN_DRAWS, SLOW_ESS
+from numeric.sampling import MAX_DRAWS, MIN_DRAWS, slow_draws
 from numeric.types import Tuning
-from numeric.warmup import MAX_BURNIN_STEPS
+from numeric.warmup import MAX_BURNIN_STEPS, SLOWEST_RELAXATIONS
 
 GAIN = 2.0  # the full batch's gain in computation per relaxation time that is reported / switched
 SWITCH_COST = 2.0  # the full-batch run's projected cost, at most this many times the draws left
-BURNIN_RELAXATIONS = 5  # the burn-in rule's relaxation times (``warmup.steps_to_relax_slowest``)
 
 
 @dataclass(frozen=True)
@@ -97,15 +96,15 @@ class FullBatchCase:
 
 
 def projected_draws(t: float, num_chains: int) -> float:
-    """Draws per chain for ``SLOW_ESS`` effective samples of a direction relaxing in t steps
-    (2t/C each), within [``MIN_DRAWS``, ``MAX_DRAWS``] (``sampling.rule_draws``)."""
-    return min(max(SLOW_ESS * 2.0 * t / num_chains, MIN_DRAWS), MAX_DRAWS)
+    """``sampling.slow_draws`` for a direction relaxing in t steps, within [``MIN_DRAWS``,
+    ``MAX_DRAWS``] (``sampling.choose_num_draws``)."""
+    return min(max(slow_draws(t, num_chains), MIN_DRAWS), MAX_DRAWS)
 
 
 def projected_steps(t: float, num_chains: int) -> float:
-    """Burn-in (``BURNIN_RELAXATIONS``·t, at most ``MAX_BURNIN_STEPS``) and draws of a run whose
-    slowest direction relaxes in t steps."""
-    return min(BURNIN_RELAXATIONS * t, MAX_BURNIN_STEPS) + projected_draws(t, num_chains)
+    """Burn-in (``warmup.SLOWEST_RELAXATIONS``·t, at most ``MAX_BURNIN_STEPS``) and draws of a
+    run whose slowest direction relaxes in t steps."""
+    return min(SLOWEST_RELAXATIONS * t, MAX_BURNIN_STEPS) + projected_draws(t, num_chains)
 
 
 def full_batch_case(

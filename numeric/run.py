@@ -24,6 +24,14 @@ from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import warm_up
 
 
+class _Switch(Exception):
+    """Raised inside the burn-in where the full batch makes its case: this run ends there."""
+
+    def __init__(self, case: FullBatchCase) -> None:
+        super().__init__(case)
+        self.case = case
+
+
 def one_run(
     problem: Problem, plan: LLCPlan, opts: LLCOptions, switchable: bool = False
 ) -> tuple[LLCPlan, Warmup, Draws, Tensor] | FullBatchCase:
@@ -45,22 +53,22 @@ def one_run(
                 chains.block.kernel = probes.kern
             return new
 
-        cases: list[FullBatchCase] = []
-
-        def stop(tuning: Tuning) -> bool:
+        def ask_switch(tuning: Tuning) -> None:
             """The full batch instead, once the raised friction makes the case for it."""
             case = switch_to_full_batch(
                 probes.plan, tuning, problem.n, problem.batch_size, opts.num_chains
             )
-            cases.extend([case] if case is not None else [])
-            return case is not None
+            if case is not None:
+                raise _Switch(case)
 
-        warm = warm_up(
-            chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
-            switch=switch, check=probes.check_curvature, stop=stop if switchable else None,
-        )  # fmt: skip
-        if cases:
-            return cases[0]
+        try:
+            warm = warm_up(
+                chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
+                switch=switch, check=probes.check_curvature,
+                on_raise=ask_switch if switchable else None,
+            )  # fmt: skip
+        except _Switch as switched:
+            return switched.case
         plan = probes.plan
         warm, drawn = draw_until_settled(
             lambda w: sample(

@@ -150,11 +150,17 @@ def choose_num_draws(
     return max(num, min(wanted, MAX_DRAWS)), wanted
 
 
+def slow_draws(t: float, num_chains: int) -> float:
+    """Draws per chain for ``SLOW_ESS`` effective samples of a direction that relaxes in t
+    steps: 2·t/C each (its autocorrelation time is ≈ 2t)."""
+    return SLOW_ESS * 2 * t / num_chains
+
+
 def rule_draws(warm: Warmup, plan: LLCPlan, num_chains: int) -> int | None:
-    """Draws per chain for ``SLOW_ESS`` effective samples of the slowest direction, 2·t/C each
-    (t its relaxation time in steps at the run's tuning); None where t is not finite."""
+    """``slow_draws`` of the slowest direction (t its relaxation time in steps at the run's
+    tuning), rounded up; None where t is not finite."""
     t = relax(warm.tuning, plan.kappa_min)
-    return math.ceil(SLOW_ESS * 2 * t / num_chains) if math.isfinite(t) else None
+    return math.ceil(slow_draws(t, num_chains)) if math.isfinite(t) else None
 
 
 class DataDraws:

@@ -59,6 +59,7 @@ from numeric.types import Trace, Tuning, Warmup
 
 ADAPT_STEPS = 128
 MAX_BURNIN_STEPS = 20_000
+SLOWEST_RELAXATIONS = 5  # relaxation times of the slowest relevant direction in the burn-in
 BLOCK = 100  # burn-in block length for the stationarity test
 MAX_BURNIN_BLOCKS = 40
 HEAT_TOL = 0.01  # BAOAB's default friction keeps the minibatch heating at most 1 + this
@@ -156,12 +157,13 @@ def raise_friction(plan: LLCPlan, tuning: Tuning, heating: Heating) -> Tuning:
 
 
 def steps_to_relax_slowest(plan: LLCPlan, tuning: Tuning, done: int) -> int:
-    """Steps that take the run to 5 relaxation times of the slowest relevant direction (at most
-    ``MAX_BURNIN_STEPS``); 0 when there is no such direction or ``done`` already covers it."""
+    """Steps that take the run to ``SLOWEST_RELAXATIONS`` relaxation times of the slowest
+    relevant direction (at most ``MAX_BURNIN_STEPS``); 0 when there is no such direction or
+    ``done`` already covers it."""
     t = relax(tuning, plan.kappa_min)
-    if not (math.isfinite(t) and 5 * t > done):
+    if not (math.isfinite(t) and SLOWEST_RELAXATIONS * t > done):
         return 0
-    return max(min(math.ceil(5 * t), MAX_BURNIN_STEPS) - done, 0)
+    return max(min(math.ceil(SLOWEST_RELAXATIONS * t), MAX_BURNIN_STEPS) - done, 0)
 
 
 def flat_burn_in_target(plan: LLCPlan, tuning: Tuning) -> float | None:
@@ -245,23 +247,26 @@ def _burn_in_until_mixed(
     *,
     measure,
     heating,
-    stop: Callable[[Tuning], bool] | None = None,
-) -> tuple[Tuning, Trace | None]:
+    on_raise: Callable[[Tuning], None] | None = None,
+) -> tuple[Tuning, Trace]:
     """The automatic burn-in after adaptation (module docstring): slowest direction, flat
-    directions, stationarity, and a last check of κ and the heating. ``stop(tuning)``, asked
-    after each raise of the friction, ends it there (no trace) when true (the full-batch
-    switch, ``numeric.batching``)."""
+    directions, stationarity, and a last check of κ and the heating. ``on_raise(tuning)`` is
+    told each friction the heating rule sets (the full-batch switch, ``numeric.run``, ends the
+    run from there by raising)."""
     adapt = opts.step_size is None
+
+    def raised(t: Tuning) -> Tuning:
+        t = raise_friction(plan, t, heating)
+        if on_raise is not None:
+            on_raise(t)
+        return t
+
     if plan.raises_friction and math.isfinite(plan.kappa_min):  # BAOAB near a minimum: the
         # friction first, so that the slowest direction's burn-in is sized with it
-        tuning = raise_friction(plan, tuning, heating)
-        if stop is not None and stop(tuning):
-            return tuning, None
+        tuning = raised(tuning)
     if (extra := steps_to_relax_slowest(plan, tuning, chains.steps_done)) > 0:
         chains.advance(extra, tuning)
-    tuning = raise_friction(plan, tuning, heating)
-    if stop is not None and stop(tuning):
-        return tuning, None
+    tuning = raised(tuning)
     chunk = 0
     while (target := flat_burn_in_target(plan, tuning)) is not None and chains.steps_done < target:
         chunk = next_flat_chunk(chunk, plan.integrator, relax(tuning, plan.kappa_flat))
@@ -270,13 +275,9 @@ def _burn_in_until_mixed(
             tuning, v, _ = shrink_if_stiffer(
                 measure, tuning, v, opts.step_scale, opts.max_step_size
             )
-        tuning = raise_friction(plan, tuning, heating)
-        if stop is not None and stop(tuning):
-            return tuning, None
+        tuning = raised(tuning)
     tail = burn_in_blocks(chains, tuning)
-    tuning = raise_friction(plan, tuning, heating)
-    if stop is not None and stop(tuning):
-        return tuning, None
+    tuning = raised(tuning)
     if (extra := steps_to_relax_slowest(plan, tuning, chains.steps_done)) > 0:
         # the friction rose as the chains spread: the slowest direction relaxes more slowly
         chains.advance(extra, tuning)
@@ -319,14 +320,14 @@ def warm_up(
     heating: Heating,
     switch: Callable[[Tuning], LLCPlan | None] | None = None,
     check: Measure | None = None,
-    stop: Callable[[Tuning], bool] | None = None,
+    on_raise: Callable[[Tuning], None] | None = None,
 ) -> Warmup:
     """Step size, friction and burn-in (module docstring), starting from ``plan``'s friction and
     anchors. Draws v [C, D] from ``gen`` first, also when ε is given (it keeps the stream).
     ``switch(tuning)``, called once ε is adapted, may return a new plan (``numeric.momentum``:
     BAOAB instead of LM) that the rest of warm-up follows; ``check`` measures κ for a given
-    ``num_burnin`` (``fixed_burn_in``), on a stream of its own; ``stop`` may end the automatic
-    burn-in early (``_burn_in_until_mixed``)."""
+    ``num_burnin`` (``fixed_burn_in``), on a stream of its own; ``on_raise`` is told each friction
+    the automatic burn-in sets (``_burn_in_until_mixed``)."""
     w = chains.position
     v = torch.randn(w.shape, generator=gen, device=w.device, dtype=w.dtype)
     tuning = Tuning(math.nan, math.nan, plan.friction, plan.anchor_every)
@@ -347,7 +348,7 @@ def warm_up(
     chains.phase("burn-in", fixed)
     if opts.num_burnin is None:
         tuning, tail = _burn_in_until_mixed(
-            chains, plan, opts, tuning, v, measure=measure, heating=heating, stop=stop
+            chains, plan, opts, tuning, v, measure=measure, heating=heating, on_raise=on_raise
         )
     elif opts.num_burnin > chains.steps_done:
         tuning, tail = fixed_burn_in(chains, opts, tuning, v, check)
