@@ -12,6 +12,7 @@ The estimate is a pipeline of stages, each rule in the module named for it:
 ``model``             the data model and the ``Problem``: w*, L_n(w*), ∇L_n(w*), H(w*)
 ``plan``              preconditioner, slow and flat directions, integrator, friction, anchors
 ``spectrum``          above 2,048 parameters: H(w*)'s extreme spectrum (Lanczos), low-rank M
+``soft_plan``         soft directions scaled at their own curvature where U is quadratic
 ``gradients``         the minibatch gradient: control variate centred at w* or at an anchor
 ``kernel``            the hot loop: blocks of steps from pre-drawn noise, eager or compiled
 ``chains``            the batch of chains, advanced block by block, checked for divergence

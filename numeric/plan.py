@@ -23,7 +23,9 @@ generator). The rules, each recorded in ``LLCEstimate.config``:
   what that option is for (comparisons with devinterp). ``"hessian"`` forces the dense one (any
   D: D² memory, D HVPs), ``"lowrank"`` the low-rank one (any D: k·D memory, two [C, D]·[D, k]
   products a step); ``"none"`` turns them off. Both are fixed positive-definite matrices, so the
-  target is unchanged.
+  target is unchanged. The dense one scales the directions below the softest relevant one like
+  it, except the soft ones (0 < nβh < γ + α) along which the potential is checked quadratic
+  wherever the target puts the chains (``numeric.soft_plan``): those at their own curvature.
 * **Slowest relevant direction** (when w* is a minimum): the eigenvector of H (above 2048
   parameters, the Ritz vector) with the smallest nβ·h ≥ γ + α; its preconditioned curvature κ_min
   (1 with the dense preconditioner or where the low-rank one whitens it, (nβ·h + γ + α)/κ_r where
@@ -72,6 +74,7 @@ from numeric.lowrank import LowRankRoot
 from numeric.model import Problem, full_data_hessian
 from numeric.options import LLCOptions
 from numeric.precondition import MAX_DENSE_DIM, HessianInfo, hessian_info
+from numeric.soft_plan import whiten_quadratic_soft
 from numeric.spectrum import (
     LOWRANK_GAIN,
     NUM_SLOW,
@@ -206,6 +209,8 @@ def _hessian_rule(
         # quadratic picture behind M and the slow-direction rules does not hold there
         forced = opts.preconditioner in ("hessian", "lowrank")
         return info, None, kind if forced else "none"
+    if kind == "hessian" and isinstance(info, HessianInfo):  # soft directions where quadratic
+        info = whiten_quadratic_soft(problem.model, problem.w_star, info, opts.seed)
     return info, info, kind
 
 

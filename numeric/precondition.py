@@ -21,6 +21,8 @@ curved manifold along which the Hessian turns). Given the γ scale instead, step
 O(1/√γ) and land where M no longer fits: on a two-layer quadratic network (eigenvalues of H over
 seven decades) the preconditioned curvature where the chains went was 2300 instead of ≈ 2, and ε
 shrank accordingly. When γ + α = 0 the floor is c = 10⁻⁶·max(nβ·h_max, 1), so that M stays finite.
+The exception is ``whitened``: soft directions (0 < nβh < c) that the clamp slows, along which the
+potential was checked quadratic where the chains go (``numeric.soft_plan``), keep 1/(nβh + c).
 
 The same eigen-decomposition names the slow directions of an unpreconditioned run: the relevant
 ones are those with nβ·h ≥ c (each contributes at least ¼ to ½Σ nβh/(nβh + c), the Laplace value
@@ -51,6 +53,9 @@ class HessianInfo:
     eigvecs: Tensor  # [D, D] columns
     nbeta: float
     floor: float  # c = γ + α (or the tiny floor when that is 0)
+    # soft directions (0 < nβh < c) scaled at their own curvature, the potential being quadratic
+    # along them (``numeric.soft_plan``); None: every direction below k_soft is clamped to it
+    whitened: Tensor | None = None
 
     @property
     def curvatures(self) -> Tensor:
@@ -84,9 +89,18 @@ class HessianInfo:
 
     def clamped_curvatures(self) -> Tensor:
         """max(nβh⁺ + c, k_soft) along each eigenvector, k_soft the smallest relevant curvature
-        (``curvatures`` where none is relevant): M's inverse eigenvalues (module docstring)."""
+        (``curvatures`` where none is relevant), nβh + c itself along the ``whitened`` ones: M's
+        inverse eigenvalues (module docstring)."""
         k, rel = self.curvatures, self.relevant
-        return k.clamp_min(float(k[rel].min())) if bool(rel.any()) else k
+        if not bool(rel.any()):
+            return k
+        clamped = k.clamp_min(float(k[rel].min()))
+        return clamped if self.whitened is None else torch.where(self.whitened, k, clamped)
+
+    @property
+    def num_whitened(self) -> int:
+        """How many soft directions are scaled at their own curvature (``whitened``)."""
+        return 0 if self.whitened is None else int(self.whitened.sum())
 
     def preconditioner(self) -> tuple[Tensor, Tensor]:
         """(M, M^{1/2}) with M = Q·diag(1/max(nβh⁺ + c, k_soft))·Qᵀ (module docstring)."""

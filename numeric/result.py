@@ -84,6 +84,9 @@ class LLCConfig:
     anchor_every: int = 0  # steps between control-variate anchor refreshes (0: centred at w*)
     friction: float = float("nan")  # ξ of the BAOAB integrator (nan for the others)
     prior_exponents: tuple[float, ...] | None = None  # h of the prior Π|w_j − w*_j|^(h_j)
+    # soft directions (0 < nβh < γ + α) the dense preconditioner scales at their own curvature,
+    # the potential being quadratic along them (numeric.soft_plan); 0: none, or no dense M
+    soft_whitened: int = 0
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import math
 from numeric.model import Problem
 from numeric.options import LLCOptions
 from numeric.plan import LLCPlan
+from numeric.precondition import HessianInfo
 from numeric.result import LLCConfig, run_fields
 from numeric.spectrum import pinned
 from numeric.types import Draws, Warmup
@@ -39,6 +40,7 @@ def run_config(
         device=str(w.device),
         dtype=str(w.dtype).removeprefix("torch."),
         preconditioner=plan.preconditioner,
+        soft_whitened=hinfo.num_whitened if isinstance(hinfo, HessianInfo) else 0,
         condition_number=hinfo.condition_number,
         relaxation_steps=relax(tuning, plan.kappa_min),
         laplace_llc=pinned(bounds),

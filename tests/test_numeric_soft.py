@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 import numeric
+import numeric.plan
 
 
 def _regression(soft_scale: float):
@@ -31,16 +32,35 @@ def _laplace(h: np.ndarray, nbeta: float, gamma: float) -> float:
     return float(0.5 * np.sum(nbeta * h / (nbeta * h + gamma)))
 
 
-def test_unrelaxed_soft_directions_are_an_error_with_the_missing_amount() -> None:
-    """Ten directions with nβh ≈ 0.5 < γ = 1 carry 1.64 of the exact 6.64; the defaults relax
-    them in ~7·10⁴ steps and run ~5·10³, so λ̂ reads the stiff ten's 5.0: the error says so, and
-    the amount it predicts missing is the amount λ̂ misses."""
+def test_quadratic_soft_directions_are_whitened_and_recovered() -> None:
+    """Ten directions with nβh ≈ 0.5 < γ = 1 carry 1.64 of the exact 6.64. Clamped to the softest
+    relevant curvature they relaxed in ~7·10⁴ steps against a ~5·10³-step run (λ̂ 5.20, 4.98,
+    5.20 on seeds 0–2); the potential is exactly quadratic along them, so ``numeric.soft_plan``
+    scales them at their own curvature and the defaults recover the exact value."""
+    loss_fn, w, data, h = _regression(0.007)
+    nbeta = 1e4
+    exact = _laplace(h, nbeta, 1.0)
+    for seed in (0, 1):
+        est = numeric.estimate_llc(
+            loss_fn, w, data, nbeta=nbeta, num_chains=4, seed=seed, progress=False
+        )
+        assert est.config.soft_whitened == 10
+        assert abs(est.mean - exact) < 3 * est.stderr, (seed, est.mean, est.stderr)
+        assert not est.diagnostics, est.diagnostics
+
+
+def test_unrelaxed_soft_directions_are_an_error_with_the_missing_amount(monkeypatch) -> None:
+    """Where the soft directions stay clamped (here by switching the re-plan off, so that the
+    exact target is still the Laplace value) the defaults read the stiff ten's 5.0: the error says
+    so, and the amount it predicts missing is the amount λ̂ misses."""
+    monkeypatch.setattr(numeric.plan, "whiten_quadratic_soft", lambda model, w, info, seed: info)
     loss_fn, w, data, h = _regression(0.007)
     nbeta = 1e4
     exact = _laplace(h, nbeta, 1.0)
     soft = 0.5 * np.sum((nbeta * h / (nbeta * h + 1.0))[nbeta * h < 1.0])
     assert 1.5 < soft < 1.8
     est = numeric.estimate_llc(loss_fn, w, data, nbeta=nbeta, num_chains=4, seed=0, progress=False)
+    assert est.config.soft_whitened == 0
     assert abs(est.config.laplace_llc - exact) < 1e-6 * exact
     found = [f for f in est.diagnostics if f.code == "soft_directions"]
     assert len(found) == 1 and found[0].severity == "error", est.diagnostics
@@ -48,6 +68,24 @@ def test_unrelaxed_soft_directions_are_an_error_with_the_missing_amount() -> Non
     assert shortfall > 5 * est.stderr  # the estimate does miss them
     assert abs(found[0].values["missing"] - shortfall) < 0.25 * shortfall
     assert abs(found[0].values["share"] - soft) < 1e-6
+
+
+def test_soft_directions_with_a_quartic_stay_clamped_and_are_flagged() -> None:
+    """The same regression plus 10⁻⁴·Σ(w_j − w*_j)⁴ over the soft ten: nβ·10⁻⁴·(3σ)⁴ ≈ 36 where
+    the quadratic model says 4.5, so the re-plan leaves them clamped, and the finding stands."""
+    _, w, (x, y), _ = _regression(0.007)
+    w_star = w["weight"].flatten()
+
+    def loss(p, batch):
+        v = p["w"]
+        fit = 0.5 * ((batch[0] @ v - batch[1][:, 0]) ** 2).mean()
+        return fit + 1e-4 * ((v[10:] - w_star[10:]) ** 4).sum()
+
+    est = numeric.estimate_llc(
+        loss, {"w": w_star.clone()}, (x, y), nbeta=1e4, num_chains=4, seed=0, progress=False
+    )
+    assert est.config.soft_whitened == 0
+    assert "soft_directions" in {f.code for f in est.diagnostics}, est.diagnostics
 
 
 def test_no_soft_directions_finding_where_they_count_little_or_are_stiff() -> None:
