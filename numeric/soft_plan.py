@@ -47,7 +47,7 @@ MIN_SHARE = 0.01  # ½·nβh/(nβh + c) below which a soft direction is left cla
 # slowest relevant one's time, which the run's lengths allow for (the README network at γ = 100:
 # 36 soft directions slowed 1.5–2.6-fold; whitened, λ̂ was the same and the run 40% longer)
 MIN_SLOWDOWN = 4.0
-MAX_CHECKED = 64  # soft directions checked, by share (one batch of 4·m + 1 losses)
+MAX_CHECKED = 64  # soft directions checked, by share (1 + R + 4m + 2Rm losses, R = NUM_PROBES)
 OFFSETS = (-3.0, -1.0, 1.0, 3.0)  # s/σ_i along the axis at w*
 # typical points of the target where the curvature along v_i is measured: a product with a
 # difference of flat directions, (a·(b₁ − b₂))², is seen by half the sign draws
