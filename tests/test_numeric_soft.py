@@ -101,3 +101,24 @@ def test_no_soft_directions_finding_where_they_count_little_or_are_stiff() -> No
     est = numeric.estimate_llc(loss_fn, w, data, nbeta=1e4, num_chains=4, seed=0, progress=False)
     assert "soft_directions" not in {f.code for f in est.diagnostics}
     assert abs(est.mean - _laplace(h, 1e4, 1.0)) < 4 * est.stderr
+
+
+def test_whitened_soft_directions_with_a_prior_centred_at_zero() -> None:
+    """γ = 0 and a prior of precision α = 1 centred at 0: the target is the Gaussian
+    N(m, A⁻¹), A = nβH + α, A(m − w*) = −αw*, so nβ·E[L_n − L_n(w*)] = ½nβ(tr A⁻¹H + dᵀHd),
+    d = m − w* (13.77 here). The clamp read 5.22 (the soft ten unrelaxed, and their shift)."""
+    loss_fn, w, (x, y), _ = _regression(0.007)
+    nbeta, alpha = 1e4, 1.0
+    h = x.T @ x / x.shape[0]
+    a = nbeta * h + alpha * torch.eye(h.shape[0], dtype=h.dtype)
+    w_star = w["weight"].flatten()
+    d = torch.linalg.solve(a, -alpha * w_star)
+    exact = float(0.5 * nbeta * (torch.trace(torch.linalg.solve(a, h)) + d @ h @ d))
+    assert 13.5 < exact < 14.0
+    est = numeric.estimate_llc(
+        loss_fn, w, (x, y), nbeta=nbeta, gamma=0.0, prior_precision=alpha, num_chains=4, seed=0,
+        progress=False,
+    )  # fmt: skip
+    assert est.config.soft_whitened == 10
+    assert abs(est.mean - exact) < 3 * est.stderr, (est.mean, est.stderr, exact)
+    assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
