@@ -221,8 +221,8 @@ def _flat_curvature(info: CurvatureInfo, kind: str, floor: float) -> float:
     if kind == "lowrank" and isinstance(info, SpectrumInfo):
         return info.floor / info.rest_curvature()
     if kind == "hessian" and isinstance(info, HessianInfo):
-        k, rel = info.curvatures, info.relevant
-        return info.floor / float(k[rel].min()) if bool(rel.any()) else 1.0
+        k_soft = info.softest_relevant
+        return 1.0 if math.isnan(k_soft) else info.floor / k_soft
     return floor
 
 

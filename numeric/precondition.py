@@ -32,6 +32,7 @@ the e-folding time of the slowest direction, 2/(ε·κ_min) steps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -87,14 +88,25 @@ class HessianInfo:
         idx = torch.nonzero(self.relevant).flatten()[:k]
         return self.eigvecs[:, idx], self.curvatures[idx]
 
+    @property
+    def soft(self) -> Tensor:
+        """Mask of the soft directions, 0 < nβ·h < c (``numeric.soft``, ``numeric.soft_plan``)."""
+        return ~self.relevant & (self.nbeta * self.eigvals > 0)
+
+    @property
+    def softest_relevant(self) -> float:
+        """k_soft, the smallest curvature nβh + c of a relevant direction; nan where none is."""
+        k, rel = self.curvatures, self.relevant
+        return float(k[rel].min()) if bool(rel.any()) else math.nan
+
     def clamped_curvatures(self) -> Tensor:
         """max(nβh⁺ + c, k_soft) along each eigenvector, k_soft the smallest relevant curvature
         (``curvatures`` where none is relevant), nβh + c itself along the ``whitened`` ones: M's
         inverse eigenvalues (module docstring)."""
-        k, rel = self.curvatures, self.relevant
-        if not bool(rel.any()):
+        k, k_soft = self.curvatures, self.softest_relevant
+        if math.isnan(k_soft):
             return k
-        clamped = k.clamp_min(float(k[rel].min()))
+        clamped = k.clamp_min(k_soft)
         return clamped if self.whitened is None else torch.where(self.whitened, k, clamped)
 
     @property

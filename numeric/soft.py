@@ -43,8 +43,7 @@ def soft_shortfall(plan: LLCPlan, tuning: Tuning, num_burnin: int, num_draws: in
         return 0.0, 0.0, 0, math.nan
     h = info.nbeta * info.eigvals.double().clamp_min(0)
     k = h + info.floor
-    relevant = info.relevant
-    soft = (~relevant) & (h > 0)
+    soft = info.soft
     if not bool(soft.any()):
         return 0.0, 0.0, 0, math.nan
     # preconditioned (M = Q·diag(1/clamped)·Qᵀ) or raw curvatures

@@ -33,12 +33,13 @@ from a generator seeded with the run's seed (not the run's stream), so the plan 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import torch
 from torch import Tensor
 
 from numeric.data import take
-from numeric.model import HESSIAN_CHUNK, DataModel, hessian_subset
+from numeric.model import HESSIAN_CHUNK, HVP_BATCH_SAMPLES, DataModel, hessian_subset
 from numeric.precondition import HessianInfo
 
 TOLERANCE = 0.5  # U's rise within this share of its quadratic model ½·k·s²
@@ -52,33 +53,32 @@ OFFSETS = (-3.0, -1.0, 1.0, 3.0)  # s/σ_i along the axis at w*
 # typical points of the target where the curvature along v_i is measured: a product with a
 # difference of flat directions, (a·(b₁ − b₂))², is seen by half the sign draws
 NUM_PROBES = 8
-LOSS_WORK = 2**16  # samples × points per vmapped loss call
 
 
 def soft_candidates(info: HessianInfo) -> Tensor:
     """Indices of the soft directions (0 < nβh < c) with share ½·nβh/k ≥ ``MIN_SHARE`` that the
     clamp slows at least ``MIN_SLOWDOWN``-fold (k_soft/k ≥ 4), the ``MAX_CHECKED`` largest
     shares first; none where no direction is relevant (nothing is clamped then)."""
-    relevant = info.relevant
-    if not bool(relevant.any()):
+    k_soft = info.softest_relevant
+    if math.isnan(k_soft):
         return torch.zeros(0, dtype=torch.long, device=info.eigvals.device)
     h = info.nbeta * info.eigvals.clamp_min(0)
-    k = h + info.floor
+    k = info.curvatures
     share = 0.5 * h / k
-    slowed = k[relevant].min() / k >= MIN_SLOWDOWN
-    soft = (~relevant) & (h > 0) & (share >= MIN_SHARE) & slowed
+    soft = info.soft & (share >= MIN_SHARE) & (k_soft / k >= MIN_SLOWDOWN)
     idx = torch.nonzero(soft).flatten()
     order = torch.argsort(share[idx], descending=True, stable=True)
     return idx[order][:MAX_CHECKED]
 
 
 def _losses(model: DataModel, idx: Tensor, points: Tensor) -> Tensor:
-    """L on the samples ``idx`` at each of ``points`` [P, D], in chunks of samples × points."""
+    """L on the samples ``idx`` at each of ``points`` [P, D], at most ``HVP_BATCH_SAMPLES``
+    samples × points per vmapped call (the dense Hessian's bound on its working set)."""
     total = points.new_zeros(points.shape[0])
     for s in range(0, idx.numel(), HESSIAN_CHUNK):
         rows = idx[s : s + HESSIAN_CHUNK]
         part = take(model.data, rows)
-        step = max(1, LOSS_WORK // rows.numel())
+        step = max(1, HVP_BATCH_SAMPLES // rows.numel())
         with torch.no_grad():
             for p in range(0, points.shape[0], step):
                 total[p : p + step] += model.shared_batch(points[p : p + step], part) * rows.numel()
@@ -102,7 +102,7 @@ def quadratic_along(
     if m == 0:
         return torch.zeros(0, dtype=torch.bool, device=w_star.device)
     h = info.nbeta * info.eigvals[idx].clamp_min(0)
-    k = h + info.floor
+    k = info.curvatures[idx]
     sigma = k.rsqrt()
     v = info.eigvecs[:, idx].T  # [m, D]
     offsets = torch.tensor(OFFSETS, dtype=k.dtype, device=k.device)
