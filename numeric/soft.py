@@ -18,8 +18,8 @@ is a warning where δ ≥ 3 standard errors, an error where also δ ≥ 10% of |
 the dense eigen-decomposition (D ≤ 2,048); above that the spectrum's bracket does not resolve
 these directions. Since ``numeric.soft_plan`` the dense preconditioner scales the soft directions
 along which the potential is quadratic at their own curvature (κ_i = 1: that regression now reads
-6.59 ± 0.09 against 6.64); the finding is about the others, where a quartic or a product with a
-flat direction makes the clamp the safe step.
+6.59 ± 0.09 against 6.64); the finding counts only the others, where a quartic or a product with a
+flat direction makes the clamp the safe step, or which the re-plan did not check.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from numeric import sgld
 from numeric.findings import Finding
 from numeric.plan import LLCPlan
 from numeric.precondition import HessianInfo
+from numeric.soft_plan import MAX_CHECKED
 from numeric.types import Tuning
 
 ERROR_SHARE = 0.1  # δ from this share of |λ̂| (and ≥ 3 standard errors) is an error
@@ -43,7 +44,7 @@ def soft_shortfall(plan: LLCPlan, tuning: Tuning, num_burnin: int, num_draws: in
         return 0.0, 0.0, 0, math.nan
     h = info.nbeta * info.eigvals.double().clamp_min(0)
     k = h + info.floor
-    soft = info.soft
+    soft = info.soft if info.whitened is None else info.soft & ~info.whitened
     if not bool(soft.any()):
         return 0.0, 0.0, 0, math.nan
     # preconditioned (M = Q·diag(1/clamped)·Qᵀ) or raw curvatures
@@ -77,7 +78,7 @@ def check_soft_directions(
             f"{count} Hessian direction(s) with 0 < nβh < γ + α (softer than the localisation, "
             "so not among those the run was planned for, and scaled like the softest relevant "
             "one: numeric.soft_plan did not find the potential quadratic along them where the "
-            f"chains go) carry {share:.3g} of the Laplace value "
+            f"chains go, or checked only the {MAX_CHECKED} of largest share) carry {share:.3g} of the Laplace value "
             f"½Σ nβh/(nβh + γ + α), but relax in up to {slowest:.3g} steps at this ε (the run: "
             f"{num_burnin} burn-in + {num_draws} draws): λ̂ misses about {missing:.3g} of them "
             f"({missing / max(abs(llc), 1e-300):.1%} of λ̂, {missing / stderr:.1f} standard "

@@ -11,6 +11,7 @@ import torch
 
 import numeric
 import numeric.plan
+import numeric.soft_plan
 
 
 def _regression(soft_scale: float):
@@ -122,3 +123,22 @@ def test_whitened_soft_directions_with_a_prior_centred_at_zero() -> None:
     assert est.config.soft_whitened == 10
     assert abs(est.mean - exact) < 3 * est.stderr, (est.mean, est.stderr, exact)
     assert not [f for f in est.diagnostics if f.severity == "error"], est.diagnostics
+
+
+def test_finding_counts_only_the_soft_directions_left_clamped(monkeypatch) -> None:
+    """With the re-plan allowed to check 5 of the 10 soft directions (those of largest share),
+    the 5 it whitens relax and the finding counts the other 5: their number and their share of
+    the Laplace value, not the whitened ones' (an audit read "200 direction(s)" where 64 of the
+    200 had been whitened)."""
+    monkeypatch.setattr(numeric.soft_plan, "MAX_CHECKED", 5)
+    loss_fn, w, data, h = _regression(0.007)
+    nbeta = 1e4
+    soft_h = np.sort(h[nbeta * h < 1.0])
+    left = soft_h[:5]  # the smallest shares: not checked
+    est = numeric.estimate_llc(loss_fn, w, data, nbeta=nbeta, num_chains=4, seed=0, progress=False)
+    assert est.config.soft_whitened == 5
+    found = [f for f in est.diagnostics if f.code == "soft_directions"]
+    assert len(found) == 1, est.diagnostics
+    assert found[0].values["directions"] == 5
+    share = float(0.5 * np.sum(nbeta * left / (nbeta * left + 1.0)))
+    assert abs(found[0].values["share"] - share) < 1e-6
