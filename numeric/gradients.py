@@ -193,7 +193,7 @@ def gradient_fn(
     minibatches (``indices(C', gen, device)``) drawn from a generator (outside the hot loop)."""
     gradient = make_gradient(f, spec)
     if spec.anchored:
-        k = k._replace(anchor=k.anchor[chains], g_anchor=k.g_anchor[chains])
+        k = k.for_chains(chains)
 
     def fn(w: Tensor, gen: torch.Generator) -> sgld.GradientEval:
         idx = indices(w.shape[0], gen, w.device)

@@ -58,6 +58,19 @@ class Constants(NamedTuple):
     loss_anchor: Tensor | None = None  # [C] L_n(r) − L_n(w*) (None: every r is w*)
     friction: float = math.inf  # ξ of the BAOAB integrator
 
+    def for_chains(self, chains: Tensor) -> Constants:
+        """The constants of the chains ``chains`` (an index tensor): every per-chain field
+        (anchors, their gradients and losses) taken for those rows, the shared ones as they are."""
+
+        def take(t: Tensor | None) -> Tensor | None:
+            return None if t is None else t[chains]
+
+        return self._replace(
+            anchor=take(self.anchor),
+            g_anchor=take(self.g_anchor),
+            loss_anchor=take(self.loss_anchor),
+        )
+
 
 class Record(NamedTuple):
     """Which optional per-step records a block computes."""
