@@ -110,11 +110,17 @@ def test_slow_position_mixing_is_flagged() -> None:
 
     crossing = [plain(lambda w: w[..., 0] ** 2 * w[..., 1] ** 2, s) for s in (9, 10)]
     crossing.append(plain(lambda w: w[..., 0] ** 2 * w[..., 1] ** 4, 11))
+    # the loss trace alone looks healthy: ESS in the hundreds to thousands, far above the
+    # positions'. Per run that is a draw of the processor's (the chains part at the last bit:
+    # seed 10 read 546 on one machine and over 1,000 on another), and over seeds 0–29 of either
+    # K the loss ESS ran from 72 to 6,373 and its ratio to the positions' from 4.1 to 324: a
+    # bound per run (ESS > 400 and 10× the positions') failed one in four triples of runs. So
+    # each run is held to 2× (half the smallest ratio seen) and the three together to a summed
+    # ESS above 1,200 and 10× the positions' (resampled triples of those 60 runs: 0.14% fail).
+    assert all(est.ess > 2 * est.slow_ess for est in crossing)
+    total, slow = sum(est.ess for est in crossing), sum(est.slow_ess for est in crossing)
+    assert total > 1200 and total > 10 * slow, [(est.ess, est.slow_ess) for est in crossing]
     for est in crossing:
-        # the loss trace alone looks healthy: ESS in the hundreds to thousands (seed 10 read 546
-        # on one machine and over 1,000 on another: the chains part at the last bit), far above
-        # the positions'
-        assert est.ess > 400 and est.ess > 10 * est.slow_ess
         assert est.slow_ess < 200 or est.slow_rhat > 1.01
         (f,) = [f for f in est.diagnostics if f.code == "slow_mixing"]
         assert f.values["ess"] == est.slow_ess
