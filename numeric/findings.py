@@ -37,6 +37,13 @@ class Finding:
 SEVERITY = {"info": 1, "warning": 2, "error": 3}  # a finding's severity, by rank
 
 
+# Findings that say the premise fails: w* is not a minimum or critical point, so λ̂ measures the
+# slope or another point, not the degeneracy at w*. They are right to fire however close λ̂ is to
+# nβ·(E[L] − L(w*)), so calibration (``verification.calibration``) counts them apart from the
+# findings that say λ̂ is off its target (mixing, bias, drift, rounding, reach).
+PREMISE_CODES = frozenset({"gradient_at_w_star", "below_reference_loss", "off_centre"})
+
+
 def worst_severity(findings: Iterable[Finding]) -> str:
     """The most severe of ``findings``: "none", "info", "warning" or "error"."""
     return max((f.severity for f in findings), key=lambda s: SEVERITY.get(s, 0), default="none")

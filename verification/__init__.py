@@ -7,7 +7,9 @@
 * :func:`assert_llc_matches` — fail unless an estimate agrees with an exact λ (an
   ``AssertionError``, any test runner); the pytest plugin, registered on install, adds the
   ``llc_check`` fixture and ``--llc-profile``;
-* ``python -m verification`` — the verification report.
+* ``python -m verification`` — the verification report;
+* :func:`calibrate` on the :func:`battery` — the estimator on models with exact targets: is λ̂
+  right, and do its error findings fire when it is not (false-alarm and miss rates)?
 
 Verdicts and reports convert to plain data with ``to_dict()``. Only
 :mod:`verification.pytest_plugin` needs pytest: this package and every other module in it
@@ -15,12 +17,16 @@ import on a plain install.
 """
 
 from .assertions import LLCMismatch, assert_llc_matches
+from .calibration import BatteryCase, CalibrationRecord, CalibrationReport, battery, calibrate
 from .catalogue import Settings, catalogue, crosscheck
 from .closed_forms import ClosedFormCheck, ClosedFormSummary, check_closed_forms, check_dln_ideals
 from .crosscheck import CrossCheck, DecisionRule, decide
 from .errors import InvalidArgumentError, InvalidTypeError, VerificationError
 
 __all__ = [
+    "BatteryCase",
+    "CalibrationRecord",
+    "CalibrationReport",
     "ClosedFormCheck",
     "ClosedFormSummary",
     "CrossCheck",
@@ -31,6 +37,8 @@ __all__ = [
     "Settings",
     "VerificationError",
     "assert_llc_matches",
+    "battery",
+    "calibrate",
     "catalogue",
     "check_closed_forms",
     "check_dln_ideals",

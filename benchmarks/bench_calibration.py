@@ -1,0 +1,80 @@
+"""Calibration of the LLC estimator on the battery (issue 60 item 1, issue 63 item 5).
+
+Runs ``verification.calibrate`` with the default estimator (what users run: 4 chains, every
+setting at its default, the case's own nβ/γ/α where it has them) on the battery's cases and
+seeds, prints the Markdown table (confusion of correct/wrong against error findings, per-code
+rates, one row per run) and writes the report as JSON with the machine it ran on.
+
+    python benchmarks/bench_calibration.py --size fast --seeds 0
+    python benchmarks/bench_calibration.py --size full --seeds 0 1 --jobs 2 --skip-large
+    python benchmarks/bench_calibration.py --only "two basins" --seeds 0 1 2
+
+Writes benchmarks/out/calibration.json (or --json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import torch
+
+from verification import battery, calibrate
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", choices=("fast", "full"), default="full")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (one torch thread each)")
+    ap.add_argument("--json", default="benchmarks/out/calibration.json")
+    ap.add_argument("--skip-large", action="store_true", help="leave out the large DLNs")
+    ap.add_argument("--only", nargs="+", default=None, help="cases whose name or family has one")
+    ap.add_argument("--band", type=float, default=3.0)
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    torch.set_num_threads(int(os.environ.get("THREADS", "1")))
+    cases = battery(args.size)
+    if args.skip_large:
+        cases = [c for c in cases if not c.large]
+    if args.only:
+        cases = [c for c in cases if any(s in c.name or s in c.family for s in args.only)]
+    t0 = time.perf_counter()
+    report = calibrate(
+        cases=cases, seeds=tuple(args.seeds), band=args.band, jobs=args.jobs, progress=True
+    )
+    seconds = time.perf_counter() - t0
+    out = {
+        **report.to_dict(),
+        "settings": {
+            "size": args.size,
+            "seeds": args.seeds,
+            "jobs": args.jobs,
+            "skip_large": args.skip_large,
+            "only": args.only,
+            "cases": len(cases),
+        },
+        "machine": {
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "cpu_count": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "platform": platform.platform(),
+        },
+        "seconds": seconds,
+    }
+    os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
+    with open(args.json, "w") as fh:
+        json.dump(out, fh, indent=1, allow_nan=False)
+    print(report.table())
+    print(f"\n{len(report.records)} runs in {seconds:.0f} s; wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
