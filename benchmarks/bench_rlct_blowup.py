@@ -1,5 +1,6 @@
 """How often ``rlct.from_ideal`` is exact on random three-variable ideals with the blow-up of the
-origin (``rlct.blowup``) off and on, whether its values agree with independent ones, and its cost.
+origin (``rlct.blowup.origin``) off and on, whether its values agree with independent ones, and its
+cost.
 
 Usage: ``python benchmarks/bench_rlct_blowup.py [--cases N] [--seed S]``. Ideals: two generators
 of order 2 (one or two terms of degree 2, maybe one of degree 3–5) and, half the time, a third
@@ -13,11 +14,11 @@ monomial of degree 3–6. Families:
 * ``blow-up alone``: the origin blown up and each zero point solved as an ideal, on ideals times a
   random monomial under a random prior, where the Newton polyhedron alone is exact; reference
   Newton's value. Again with ideals whose quadratic parts share a variable (c·w·v + higher
-  terms, w common), so that the initial forms vanish on a line (:mod:`rlct.blowup_families`),
+  terms, w common), so that the initial forms vanish on a line (:mod:`rlct.blowup.families`),
   and with ideals whose only quadratic part is c·v·w (two lines of zeros).
 * ``two lines of zeros``: those ideals as drawn; reference the value with the blow-up off.
 * ``line blow-up alone``: the blow-up of a random coordinate line in the zeros
-  (:mod:`rlct.blowup_line`) forced on the three families times a random monomial under a random
+  (:mod:`rlct.blowup.line`) forced on the three families times a random monomial under a random
   prior, where Newton alone is exact, its points solved one level deep; reference Newton's value.
 
 Prints a Markdown table and writes ``benchmarks/out/bench_rlct_blowup.json``.
@@ -34,9 +35,9 @@ from pathlib import Path
 
 import sympy as sp
 
-from rlct.blowup import blow_up_origin, combine_points
-from rlct.blowup_line import blow_up_line, combine_line
-from rlct.polynomial import _solve_ideal
+from rlct.blowup.line import blow_up_line, combine_line
+from rlct.blowup.origin import blow_up_origin, combine_points
+from rlct.cascade import _solve_ideal
 
 X = x, y, z = sp.symbols("x y z")
 ZERO = (sp.Integer(0),) * 3
@@ -83,7 +84,7 @@ def line_ideal(rng: random.Random) -> list[sp.Poly]:
 def two_lines_ideal(rng: random.Random) -> list[sp.Poly]:
     """c·v·w + (up to two monomials of degree 3–4), and one or two monomials of degree 3–4: the
     initial forms vanish on the two lines v = 0 and w = 0 of the exceptional divisor, whose
-    points may be of different kinds (``rlct.blowup_families`` takes Z one factor at a time)."""
+    points may be of different kinds (``rlct.blowup.families`` takes Z one factor at a time)."""
     while True:
         v, w = rng.sample(X, 2)
         first = rng.choice((-1, 1, 2)) * v * w

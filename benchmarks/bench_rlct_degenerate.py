@@ -29,8 +29,8 @@ from pathlib import Path
 import sympy as sp
 
 import rlct
-import rlct.polynomial as pipeline
-from rlct.plane import resolve_plane
+import rlct.cascade as pipeline
+from rlct.plane.resolve import resolve_plane
 
 x, y, z = sp.symbols("x y z")
 COEFFS = (-3, -2, -1, 1, 2, 3)
@@ -38,7 +38,7 @@ COEFFS = (-3, -2, -1, 1, 2, 3)
 
 @contextmanager
 def steps_off() -> Iterator[None]:
-    """The three new steps switched off inside ``rlct.polynomial``."""
+    """The three new steps switched off inside ``rlct.cascade``."""
     names = (
         "hypersurface_power_rlct",
         "eliminate_affine_generator",

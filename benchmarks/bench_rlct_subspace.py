@@ -1,4 +1,4 @@
-"""The blow-up of a codimension-2 coordinate subspace (``rlct.blowup_subspace``) in four
+"""The blow-up of a codimension-2 coordinate subspace (``rlct.blowup.subspace``) in four
 variables: forced on random ideals that Newton's polyhedron solves on its own, against Newton's
 value, and ``rlct.from_ideal`` on named ideals that stayed bounds before it.
 
@@ -23,9 +23,9 @@ from pathlib import Path
 import sympy as sp
 
 import rlct
-from rlct.blowup_line import combine_line
-from rlct.blowup_subspace import blow_up_subspace
-from rlct.polynomial import _solve_ideal
+from rlct.blowup.line import combine_line
+from rlct.blowup.subspace import blow_up_subspace
+from rlct.cascade import _solve_ideal
 
 A = a, b, c, d = sp.symbols("a b c d")
 NAMED = {

@@ -199,11 +199,11 @@ assert r.exact and (r.lam, r.mult) == (sp.Rational(5, 8), 1)
 # Newton polygon has the vertices (3, 2) and (4, 1), each generator has one monomial on its edge
 # (no zero in the torus), so every point of the line has that polygon and is non-degenerate.
 # Under the weights (4, 1) the diagonal of 2Γ reaches the vertex (8, 2) at t = 2: λ = 1/2 with
-# m = 2 along the line (`rlct.blowup_walls`). The least λ lies elsewhere, at a special point:
+# m = 2 along the line (`rlct.blowup.walls`). The least λ lies elsewhere, at a special point:
 # the blow-up's answer is 2/5, the value Newton's polyhedron gives for the original ideal.
 
 # %%
-from rlct.blowup import blow_up_origin  # noqa: E402 (the step itself, to show its kinds)
+from rlct.blowup.origin import blow_up_origin  # noqa: E402 (the step itself, to show its kinds)
 
 wall_ideal = [2 * x**2 * z, -(x**2) * z**2 - x * z**3]
 prior = (sp.Integer(0), sp.Integer(0), sp.Integer(1))
@@ -229,11 +229,11 @@ assert whole.exact and newton.exact and (whole.lam, whole.mult) == (newton.lam, 
 # ideal λ = 3/5, m = 1. `rlct` gets there by its own road: the blow-up of the origin at the
 # point, where the line of zeros inside the wall is degenerate for every value of its coordinate
 # (its edge polynomial has the root u = c·b), read by the plane resolution with c as a parameter
-# (`rlct.plane_line`, λ = 9/14 along it), then blow-ups of coordinate lines at its two special
-# points (`rlct.blowup_line`).
+# (`rlct.plane.along_line`, λ = 9/14 along it), then blow-ups of coordinate lines at its two special
+# points (`rlct.blowup.line`).
 
 # %%
-from rlct.polynomial import _solve_ideal  # noqa: E402 (the point on its own)
+from rlct.cascade import _solve_ideal  # noqa: E402 (the point on its own)
 
 point = [sp.Poly(f, x, y, z) for f in (x**3 * z, x**2 * y * z - x**3)]
 at_point = _solve_ideal(point, (sp.Integer(2), sp.Integer(0), sp.Integer(0)), 2)
@@ -251,7 +251,7 @@ assert repeated.exact and (repeated.lam, repeated.mult) == (sp.Rational(3, 5), 1
 # it, off z' = y'³, the ideal is u¹²·⟨v, u³⟩, K = u²⁴(v² + u⁶) under |u|¹⁵, whose Newton polygon
 # meets t·(16, 1) at t = 30/19: λ = 19/30, m = 1. The special points (the curve's point [1 : 1 : 1]
 # and the z-axis's [0 : 0 : 1]) give 19/30 again (`tests/test_rlct_blowup_weighted.py` derives
-# them). Blow-ups with equal weights do not reach it: before `rlct.blowup_weighted` the package
+# them). Blow-ups with equal weights do not reach it: before `rlct.blowup.weighted` the package
 # proved only 1/4 ≤ λ ≤ 19/30.
 
 # %%
@@ -274,7 +274,7 @@ assert weighted.exact and (weighted.lam, weighted.mult) == (sp.Rational(19, 30),
 # vertex and the same t, and the chart b = d·b' is the same by symmetry: λ = 2/3, m = 1 (also
 # what Aoyagi's 2006 formula for H hidden units gives at H = 2, as we recall it). `rlct` finds
 # it by blowing up a = c = 0 (the first centre it tries), reading the fibre by
-# `rlct.line_newton`.
+# `rlct.newton.along_line`.
 
 # %%
 a, b, c, d = sp.symbols("a b c d")
@@ -322,7 +322,7 @@ print(rlct.reduced_rank_regression(4, 4, 3, 1))
 
 # %% [markdown]
 # Eight parameters: the 2-2-2 network at rank 0, the entries of BA with A and B 2 × 2. Its ideal
-# is exact through the blow-up of the coordinate subspace A = 0 (`rlct.blowup_coordinate`):
+# is exact through the blow-up of the coordinate subspace A = 0 (`rlct.blowup.coordinate`):
 # in each chart, two triangular changes make it the monomial ideal t·⟨b₀', b₁', b₂·a'', b₃·a''⟩
 # under the prior |t|³, whose λ is 3/2 with m = 1, Aoyagi's value.
 
@@ -339,9 +339,9 @@ assert exact_222.exact and (exact_222.lam, exact_222.mult) == (aoyagi_222.lam, a
 # first column becomes t·C·B·(1, a₁₀')ᵀ, and after it the second column leaves t·a''·C·B·e₁ with
 # a'' = a₁₁' − a₀₁'a₁₀'. That a'' is *free*: it need not vanish over 0, so the points over 0 are
 # not all alike. But every generator is homogeneous in a'' (weight 1, found by an exact linear
-# programme, `rlct.scaling`), so scaling a'' → 0 keeps λ and m, and the chart's origin, in the
-# closure of every orbit, has the least λ and the largest m over 0 (semicontinuity). The chart is
-# then solved at its origin as an ideal on ten of the twelve variables.
+# programme, `rlct.algebra.scaling`), so scaling a'' → 0 keeps λ and m, and the chart's origin, in
+# the closure of every orbit, has the least λ and the largest m over 0 (semicontinuity). The chart
+# is then solved at its origin as an ideal on ten of the twelve variables.
 
 # %%
 from verification.closed_forms import dln_ideal  # noqa: E402

@@ -3,14 +3,35 @@
 Every function returns an :class:`RLCT`: λ as a sympy ``Rational``, its multiplicity m, and the
 conditions the value rests on. When a condition cannot be decided the result says so
 (``exact=False`` with rigorous bounds) instead of guessing.
+
+The folders, in import order: each imports only from those above it (tests/test_rlct_structure.py
+holds the order), so reading down follows the exact layer from its tools to its answers.
+
+- top level: ``result`` (the :class:`RLCT` type), ``errors``, ``parsing`` and ``expressions`` (the
+  user's K read without evaluating code, its size bounded), ``time_limit``, ``_validate``.
+- ``algebra/``: exact tools: factorisations over Q, bounded Gröbner bases, ranks, linear
+  programmes, real algebraic numbers, real zeros, quadratic forms by their rank, monomial factors.
+- ``newton/``: Newton polyhedra; λ = 1/t when K (or an ideal) is non-degenerate, also along a line.
+- ``shapes/``: K of a recognised shape, solved at once (smooth crossings, quadric powers,
+  hyperplane arrangements, powers of a non-degenerate hypersurface).
+- ``reductions/``: the same λ from a simpler problem (fewer variables, blocks, eliminations,
+  linear and triangular changes of coordinates, simpler generators).
+- ``plane/``: two variables: the embedded resolution by toric charts (and along a line of zeros).
+- ``blowup/``: blow-ups of the origin (plain and weighted), of coordinate subspaces and lines.
+- ``cascade.py``: :func:`from_polynomial` and :func:`from_ideal`, the order of attempts over the
+  folders above.
+- ``closed_forms/``: normal crossings and the literature's values (regular models, RRR, DLNs).
+- ``quadratic/``: two-layer quadratic networks: Jacobian ranks, λ at a point, the paper's theorems.
 """
 
-from .closed_forms import (
+from .cascade import from_ideal, from_polynomial
+from .closed_forms.literature import (
     deep_linear_network,
     dln_active_set,
     reduced_rank_regression,
     regular_value,
 )
+from .closed_forms.normal_crossing import normal_crossing
 from .errors import (
     InvalidExponentError,
     InvalidPriorError,
@@ -24,9 +45,7 @@ from .errors import (
     RLCTError,
     TooLargeError,
 )
-from .monomial import normal_crossing
-from .newton import ideal_analysis, newton_analysis
-from .polynomial import from_ideal, from_polynomial
+from .newton.analysis import ideal_analysis, newton_analysis
 from .quadratic import (
     GenericRank,
     TheoremCheck,

@@ -35,7 +35,7 @@ __all__ = [
 MAX_DEGREE = 500
 """The largest total degree of a polynomial K or generator f_i. (Degenerate faces of high degree
 are what costs time afterwards: K = (x − y)^400 takes about 1.4 s in two variables, with FLINT's
-factorisations, ``rlct.factor``; in three or more, the Gröbner bases of the non-degeneracy
+factorisations, ``rlct.algebra.factor``; in three or more, the Gröbner bases of the non-degeneracy
 decision are sympy's: (x + y + z)^60 about 2 minutes, (x + y + z + w)^20 about 3.)"""
 
 MAX_TERMS = 2000
@@ -125,7 +125,7 @@ def check_size(
     """Refuse a polynomial whose expansion could exceed MAX_DEGREE or ``max_terms`` terms
     (TooLargeError), or whose tree holds a non-polynomial part (1/x, sin x, √x:
     NotPolynomialError). A user's K is held to MAX_TERMS; polynomials rlct builds from it
-    (:mod:`rlct.changes`) to a larger ``max_terms``."""
+    (:mod:`rlct.reductions.changes`) to a larger ``max_terms``."""
     vs = set(variables)
     done: dict[sp.Basic, tuple[int, int]] = {}
     stack: list[tuple[sp.Basic, bool]] = [(expr, False)]

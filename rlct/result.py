@@ -8,7 +8,7 @@ condition it rests on was proven (status ``True``); otherwise it carries rigorou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -18,7 +18,7 @@ import sympy as sp
 from ._validate import exact_rational, items
 from .errors import InvalidResultError, InvalidTypeError
 
-__all__ = ["RLCT", "Condition", "as_rational", "condition_tuple", "rational_str"]
+__all__ = ["RLCT", "Condition", "Solve", "as_rational", "condition_tuple", "rational_str"]
 
 
 def as_rational(value: object, name: str = "value") -> sp.Rational:
@@ -226,3 +226,7 @@ class RLCT:
         lines = [f"{head}  [{self.method}]"]
         lines += [f"  {c}" for c in self.conditions]
         return "\n".join(lines)
+
+
+# A solver of an ideal: its generators and the prior's exponents h in, λ and m out.
+Solve = Callable[[Sequence[sp.Poly], tuple[sp.Rational, ...]], RLCT]

@@ -7,7 +7,7 @@ import sympy as sp
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from rlct.polynomial import _solve_ideal
+from rlct.cascade import _solve_ideal
 
 x, y, z = X = sp.symbols("x y z")
 

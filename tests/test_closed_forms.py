@@ -1,4 +1,4 @@
-"""Tests of rlct.closed_forms: reduced rank regression and deep linear networks.
+"""Tests of rlct.closed_forms.literature: reduced rank regression and deep linear networks.
 
 Hand values are derived in the comments from first principles (normal crossing after polar
 coordinates, submersions), never copied from the code's output. The brute-force reference below
@@ -15,7 +15,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlct.closed_forms import (
+from rlct.closed_forms.literature import (
     deep_linear_network,
     dln_active_set,
     reduced_rank_regression,

@@ -11,8 +11,8 @@ import sympy as sp
 
 import rlct
 from rlct import NotNonNegativeError
-from rlct.newton import newton_analysis
-from rlct.plane import resolve_plane
+from rlct.newton.analysis import newton_analysis
+from rlct.plane.resolve import resolve_plane
 
 x, y, z = sp.symbols("x y z")
 u, v = sp.symbols("u v", real=True)

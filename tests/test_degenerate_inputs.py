@@ -158,7 +158,7 @@ def test_too_large_inputs_are_refused_before_any_degenerate_step():
 def test_a_change_whose_expansion_is_too_large_is_refused_before_expanding():
     # (x − y² − z²)² + x²⁰⁰ has 7 terms; x ↦ x + y² + z² would turn x²⁰⁰ into
     # (x + y² + z²)²⁰⁰, C(202, 2) = 20,301 terms (and 15 more from the rest) > 20,000.
-    from rlct.changes import MAX_CHANGED_TERMS, Substitution
+    from rlct.reductions.changes import MAX_CHANGED_TERMS, Substitution
 
     K = sp.Poly((x - y**2 - z**2) ** 2 + x**200, x, y, z)
     with pytest.raises(TooLargeError, match=r"^K∘φ for φ: x ↦ x \+ y\*\*2 \+ z\*\*2 .* 20316"):
@@ -172,11 +172,11 @@ def test_the_search_reports_a_refused_change_and_keeps_proven_bounds(monkeypatch
     # (x + y + z²)² + y⁴ + z⁶ is exact (11/12) only through x ↦ x − y − z², whose K∘φ has
     # 3 terms; with the bound lowered to 2 the change is refused and named, and the result is the
     # Newton step's bounds, which contain 11/12.
-    import rlct.changes
+    import rlct.reductions.changes
 
     K = sp.expand((x + y + z**2) ** 2 + y**4 + z**6)
     newton = rlct.newton_analysis(K, (x, y, z)).result
-    monkeypatch.setattr(rlct.changes, "MAX_CHANGED_TERMS", 2)
+    monkeypatch.setattr(rlct.reductions.changes, "MAX_CHANGED_TERMS", 2)
     r = rlct.from_polynomial(K, (x, y, z))
     assert not r.exact and r.lower <= R(11, 12) <= r.upper
     assert (r.lower, r.upper) == (newton.lower, newton.upper)

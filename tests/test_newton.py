@@ -12,9 +12,9 @@ from scipy.optimize import linprog
 
 import rlct
 from rlct import NotNonNegativeError, NotPolynomialError
-from rlct.newton import as_generators, ideal_step, newton_analysis
-from rlct.polyhedron import NewtonPolyhedron
-from rlct.realzeros import negative_point
+from rlct.algebra.realzeros import negative_point
+from rlct.newton.analysis import as_generators, ideal_step, newton_analysis
+from rlct.newton.polyhedron import NewtonPolyhedron
 
 x, y, z = sp.symbols("x y z")
 R = sp.Rational
@@ -103,7 +103,7 @@ def test_undecided_condition_is_reported_not_guessed():
     assert r.lower <= R(3, 8) <= r.upper
     assert r.upper == R(3, 8)
     # f's own conditions (no singular zero, no real zero on the torus) are decided: from_ideal
-    # reaches 3/8 exactly through rlct.hypersurface.
+    # reaches 3/8 exactly through rlct.shapes.hypersurface.
     full = rlct.from_ideal([f], (x, y, z))
     assert (full.exact, full.lam, full.mult) == (True, R(3, 8), 1)
 
@@ -146,7 +146,7 @@ def test_a_face_not_proven_nonnegative_is_never_claimed_zero_free():
     ],
 )
 def test_certified_nonnegative(g, proven):
-    from rlct.realzeros import certified_nonnegative
+    from rlct.algebra.realzeros import certified_nonnegative
 
     assert certified_nonnegative(sp.expand(g), [x, y]) is proven
 
@@ -300,10 +300,10 @@ def test_negative_points_are_found_past_six_variables():
 def test_a_costly_torus_zero_question_is_left_undecided() -> None:
     """⟨x₀x₂⁸ − 3x₁³x₂⁶ + 2x₁²x₂⁸, −3x₀³ + 2x₁³x₂⁶ − x₂¹²⟩ under |x₁| (a random quasi-homogeneous
     draw): every monomial lies on the facet 4a + 2b + c = 12, whose torus-zero question sent
-    sympy's unbounded lex Gröbner basis past a minute. It is now asked within rlct.groebner's
-    limits and left undecided there, so the step claims no exact value; the ray t·(1, 2, 1) leaves
-    the polyhedron on the edge conv{(3, 0, 0), (0, 3, 6)} at t = 2 ((2, 1, 2) = ⅔(3, 0, 0) +
-    ⅓(0, 3, 6) ≤ (2, 4, 2)), so λ ≤ 1/(2t) = 1/4."""
+    sympy's unbounded lex Gröbner basis past a minute. It is now asked within
+    rlct.algebra.groebner's limits and left undecided there, so the step claims no exact value; the
+    ray t·(1, 2, 1) leaves the polyhedron on the edge conv{(3, 0, 0), (0, 3, 6)} at t = 2 ((2, 1, 2)
+    = ⅔(3, 0, 0) + ⅓(0, 3, 6) ≤ (2, 4, 2)), so λ ≤ 1/(2t) = 1/4."""
     x0, x1, x2 = gens = sp.symbols("x0:3")
     polys = [
         sp.Poly(x0 * x2**8 - 3 * x1**3 * x2**6 + 2 * x1**2 * x2**8, *gens),

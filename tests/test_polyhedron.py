@@ -9,7 +9,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rlct.polyhedron import NewtonPolyhedron
+from rlct.newton.polyhedron import NewtonPolyhedron
 
 
 def brute_force_facets(points, d):
@@ -82,7 +82,7 @@ def test_building_the_facets_is_bounded_in_work_not_only_in_facets() -> None:
     its facets passed MAX_FACETS; the adjacency tests' work is bounded too, so it is refused in
     seconds, naming K."""
     from rlct.errors import TooLargeError
-    from rlct.polyhedron import NewtonPolyhedron
+    from rlct.newton.polyhedron import NewtonPolyhedron
 
     n = 36
     points = [tuple(2 if k in (i, i + 1) else 0 for k in range(n)) for i in range(n - 1)]
@@ -93,8 +93,8 @@ def test_building_the_facets_is_bounded_in_work_not_only_in_facets() -> None:
 def test_compact_faces_have_the_affine_rank_of_their_points() -> None:
     """A compact face's dimension from its points' affine rank equals d − rank of the normals
     of the facets containing it, on every compact face of a few polyhedra."""
-    from rlct.polyhedron import NewtonPolyhedron
-    from rlct.ranks import rank_of
+    from rlct.algebra.ranks import rank_of
+    from rlct.newton.polyhedron import NewtonPolyhedron
 
     for points in (
         [(2, 0, 0), (0, 2, 0), (0, 0, 2), (1, 1, 1)],

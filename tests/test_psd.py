@@ -1,6 +1,6 @@
-"""rlct.psd: exact positive semi-definiteness and rank by symmetric elimination over Q, checked
-against sympy's rank and principal minors; λ = rank/2 for PSD quadratic forms, including those
-the Newton polyhedron leaves as bounds and Σ x_i² with too many faces for it."""
+"""rlct.algebra.psd: exact positive semi-definiteness and rank by symmetric elimination over Q,
+checked against sympy's rank and principal minors; λ = rank/2 for PSD quadratic forms, including
+those the Newton polyhedron leaves as bounds and Σ x_i² with too many faces for it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import rlct
 from rlct import NotNonNegativeError
-from rlct.psd import form_matrix, psd_rank
+from rlct.algebra.psd import form_matrix, psd_rank
 
 R = sp.Rational
 
@@ -111,12 +111,12 @@ def test_an_indefinite_form_is_rejected():
 
 
 def test_flint_factorisations_have_sympys_contract():
-    """rlct.factor (FLINT) against the product it must equal, on random products of powers in
-    three variables: c·Π f_i^(e_i) = K with primitive integer f_i; sqf parts square-free and
+    """rlct.algebra.factor (FLINT) against the product it must equal, on random products of powers
+    in three variables: c·Π f_i^(e_i) = K with primitive integer f_i; sqf parts square-free and
     pairwise coprime; the factors irreducible where sympy can tell (one factor of exponent 1)."""
     import random
 
-    from rlct.factor import factor_list, sqf_list
+    from rlct.algebra.factor import factor_list, sqf_list
 
     x, y, z = sp.symbols("x y z")
     rng = random.Random(0)

@@ -17,6 +17,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from rlct import normal_crossing
+from rlct.algebra.ranks import (
+    exact_rank,
+    random_prime,
+    rank_mod_prime,
+    rational_rank,
+    sample_generic_rank,
+)
 from rlct.errors import InvalidShapeError, NonFiniteError
 from rlct.quadratic import (
     generic_rank,
@@ -26,13 +33,6 @@ from rlct.quadratic import (
     llc,
     modular_addition_data,
     num_parameters,
-)
-from rlct.ranks import (
-    exact_rank,
-    random_prime,
-    rank_mod_prime,
-    rational_rank,
-    sample_generic_rank,
 )
 
 R = sp.Rational

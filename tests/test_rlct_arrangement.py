@@ -1,5 +1,5 @@
-"""rlct.arrangement: products of linear forms, against hand values in three and four variables
-and against the plane resolution (an independent method) for lines in the plane."""
+"""rlct.shapes.arrangement: products of linear forms, against hand values in three and four
+variables and against the plane resolution (an independent method) for lines in the plane."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.arrangement import METHOD, arrangement_rlct
-from rlct.plane import resolve_plane
+from rlct.plane.resolve import resolve_plane
+from rlct.shapes.arrangement import METHOD, arrangement_rlct
 
 x, y, z, w = sp.symbols("x y z w")
 R = sp.Rational

@@ -22,8 +22,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import rlct
-from rlct import RLCT, Condition, ranks
-from rlct.polyhedron import NewtonPolyhedron
+from rlct import RLCT, Condition
+from rlct.algebra import ranks
+from rlct.newton.polyhedron import NewtonPolyhedron
 
 x, y, z = sp.symbols("x y z", real=True)
 R = sp.Rational
@@ -236,7 +237,7 @@ def _results(add: Add) -> None:
 
 
 def _polyhedron_and_ranks(add: Add) -> None:
-    """rlct.polyhedron.NewtonPolyhedron and rlct.ranks"""
+    """rlct.newton.polyhedron.NewtonPolyhedron and rlct.algebra.ranks"""
     NP = NewtonPolyhedron
     add("NP float exponent", lambda: NP([[1.5, 2]]), E, "exponent")
     add("NP bool exponent", lambda: NP([[True, 2]]), E, "exponent")
@@ -413,7 +414,7 @@ def test_any_short_string_as_K_gives_an_answer_or_an_rlct_error(text):
 def test_a_high_degree_irreducible_polynomial_in_three_variables_is_answered_at_once():
     """x^k + y^k + z^k is Newton's case (λ = 3/k, m = 1), but FLINT's factorisation of it took
     minutes at k = 110, 150 and 500 (not interruptible: a deadline cannot fire inside it); its
-    square-free part is now kept whole above rlct.factor.SPLIT_MAX_DEGREE."""
+    square-free part is now kept whole above rlct.algebra.factor.SPLIT_MAX_DEGREE."""
     x, y, z = sp.symbols("x y z")
     for k in (110, 150, 500):
         with deadline(20):

@@ -1,6 +1,6 @@
-"""rlct.blowup and rlct.projective_zeros: one blow-up of the origin, against hand values, against
-Newton's exact values on ideals it solves on its own, under linear changes of coordinates, and
-(forced, in two variables) against the plane resolution."""
+"""rlct.blowup.origin and rlct.algebra.projective_zeros: one blow-up of the origin, against hand
+values, against Newton's exact values on ideals it solves on its own, under linear changes of
+coordinates, and (forced, in two variables) against the plane resolution."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.blowup import blow_up_origin, combine_points
-from rlct.polynomial import _solve_ideal
-from rlct.projective_zeros import real_projective_zeros
+from rlct.algebra.projective_zeros import real_projective_zeros
+from rlct.blowup.origin import blow_up_origin, combine_points
+from rlct.cascade import _solve_ideal
 
 x, y, z = X = sp.symbols("x y z")
 ZERO_PRIOR = (sp.Integer(0),) * 3

@@ -1,5 +1,5 @@
 """Blow-ups of coordinate subspaces whose charts straighten into monomial ideals
-(:mod:`rlct.blowup_coordinate`): hand values, Aoyagi's deep linear networks that stayed bounds
+(:mod:`rlct.blowup.coordinate`): hand values, Aoyagi's deep linear networks that stayed bounds
 before, and forced blow-ups against an independent exact value."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 import rlct
 import verification
-from rlct.blowup_coordinate import blow_up_coordinates, monomial_centres
-from rlct.newton import ideal_step
-from rlct.polynomial import _solve_ideal
-from rlct.scaling import scaling_weights
+from rlct.algebra.scaling import scaling_weights
+from rlct.blowup.coordinate import blow_up_coordinates, monomial_centres
+from rlct.cascade import _solve_ideal
+from rlct.newton.analysis import ideal_step
 from verification.closed_forms import dln_ideal
 
 R = sp.Rational
@@ -55,7 +55,7 @@ def test_the_two_by_two_network_by_hand() -> None:
         [1, 3, 2],
         [1, 2, 2, 2],
         [2, 2, 2, 1],
-        [1, 2, 2, 2, 1],  # a chart needs a₀' = a₀ + w·a₁ (rlct.straighten, "through")
+        [1, 2, 2, 2, 1],  # a chart needs a₀' = a₀ + w·a₁ (rlct.blowup.straighten, "through")
     ],
 )
 def test_deep_linear_networks_that_stayed_bounds_agree_with_aoyagi(widths) -> None:
@@ -77,7 +77,7 @@ def test_every_network_of_up_to_ten_parameters_agrees_with_aoyagi() -> None:
 
 def test_the_networks_of_seven_and_eight_parameters_are_all_exact() -> None:
     """[2, 2, 2], [2, 1, 2, 2] and [2, 2, 1, 2] at rank 0 were bounds before
-    rlct.blowup_coordinate; every network of 7–8 parameters at every rank is exact now."""
+    rlct.blowup.coordinate; every network of 7–8 parameters at every rank is exact now."""
     summary = verification.check_dln_ideals(8)
     assert summary.checked > 250 and summary.disagreements == 0 and summary.undecided == 0
 
@@ -153,7 +153,7 @@ def test_centres_are_the_minimal_coordinate_subspaces_in_the_zeros() -> None:
 def test_a_chart_that_does_not_straighten_declines() -> None:
     """Watanabe's two tanh units ⟨ab + cd, ab³ + cd³⟩: in chart b of the centre b = d = 0 the
     second generator stays b²·c·w(w² − 1) after a' = a + cw, not a monomial: declined (its
-    value, 2/3, comes from rlct.blowup_subspace)."""
+    value, 2/3, comes from rlct.blowup.subspace)."""
     a, b, c, d = X[:4]
     polys = _polys([a * b + c * d, a * b**3 + c * d**3], (a, b, c, d))
     assert blow_up_coordinates(polys, [0] * 4, (1, 3)) is None
@@ -223,7 +223,7 @@ def test_a_generator_that_holds_two_variables_through_one_combination_loses_one(
     """f = u₀·(a₀ + w·a₁) + u₁·(b₀ + w·b₁) (a row times a layer's two columns combined by a chart
     of the next layer) is linear in a₀ and a₁ with ∂f/∂a₁ = w·∂f/∂a₀, so a₀' = a₀ + w·a₁ (and
     b₀' = b₀ + w·b₁) leave u₀·a₀' + u₁·b₀', free of a₁, b₁ and w."""
-    from rlct.straighten import straighten
+    from rlct.blowup.straighten import straighten
 
     u0, u1, a0, a1, b0, b1, w = sp.symbols("u0 u1 a0 a1 b0 b1 w")
     gens = (u0, u1, a0, a1, b0, b1, w)

@@ -1,4 +1,4 @@
-"""rlct.blowup_families: the blow-up of the origin where the initial forms vanish on a curve.
+"""rlct.blowup.families: the blow-up of the origin where the initial forms vanish on a curve.
 Hand values, the kinds of good points and their special points, declines, and agreement with
 independent exact values (Newton's on ideals it solves on its own, and the ideal's own value
 after a linear change of coordinates)."""
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.blowup import blow_up_origin, combine_points
-from rlct.blowup_families import chart_families
-from rlct.blowup_walls import wall_line
-from rlct.polynomial import _solve_ideal
+from rlct.blowup.families import chart_families
+from rlct.blowup.origin import blow_up_origin, combine_points
+from rlct.blowup.walls import wall_line
+from rlct.cascade import _solve_ideal
 
 x, y, z = X = sp.symbols("x y z")
 ZERO = (sp.Integer(0),) * 3
@@ -225,8 +225,8 @@ def test_irrational_points_of_a_wall_line_are_read_on_their_own(c) -> None:
     """xz·⟨2x, y² − c·z²⟩ under |z|: in chart z (x = ua, y = ub) the ideal is u³·a·⟨2a,
     u(b² − c)⟩, whose zeros on E hold the line a = 0 inside the wall of x; the vertex u⁴·a of
     its Newton polygon in (u, a) has the coefficient b² − c, zero at b = ±√c (irrational). They
-    are read in the coordinate v = b² − c (rlct.line_newton) instead of declining the line. The
-    real change y ↦ √c·y keeps the prior and gives xz·⟨2x, c(y² − z²)⟩, so λ and m must be
+    are read in the coordinate v = b² − c (rlct.newton.along_line) instead of declining the line.
+    The real change y ↦ √c·y keeps the prior and gives xz·⟨2x, c(y² − z²)⟩, so λ and m must be
     those of c = 1, whose special points b = ±1 are rational."""
     polys = _polys(2 * x**2 * z, sp.expand(x * z * (y**2 - c * z**2)))
     h = (sp.Integer(0), sp.Integer(0), sp.Integer(1))

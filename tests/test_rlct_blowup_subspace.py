@@ -1,4 +1,4 @@
-"""rlct.line_newton and rlct.blowup_subspace: the Newton polyhedron along a line of zeros with
+"""rlct.newton.along_line and rlct.blowup.subspace: the Newton polyhedron along a line of zeros with
 coefficients in Q[w], and the blow-up of a codimension-2 coordinate subspace in four variables
 that uses it. Hand values (Watanabe's two-unit tanh network, derived in the module docstring by
 one centre and checked by the others), declines, and forced blow-ups against Newton's exact
@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.blowup_line import combine_line
-from rlct.blowup_subspace import blow_up_subspace
-from rlct.line_newton import AlgebraicPoints, newton_along_line
-from rlct.polynomial import _solve_ideal
+from rlct.blowup.line import combine_line
+from rlct.blowup.subspace import blow_up_subspace
+from rlct.cascade import _solve_ideal
+from rlct.newton.along_line import AlgebraicPoints, newton_along_line
 
 a, b, c, d = A = sp.symbols("a b c d")
 x, y, w = sp.symbols("x y w")
@@ -246,7 +246,8 @@ def test_forced_blowup_of_a_smooth_generator_keeps_its_value() -> None:
     smooth at 0, so λ = 1/2, m = 1 (Newton agrees). Hypothesis drew it: the blow-up of
     {a = b = 0} had claimed exact 1 (m = 2), through chart a's point a·⟨a²bd + b + d⟩, whose
     blow-up of {b = d = 0} took a³b²d ~ abd ~ ab for homogeneous under w_d = 1 (a wrong linear
-    programme, rlct.scaling), so that d' = −1, where a²bd' + 1 + d' vanishes, went unread."""
+    programme, rlct.algebra.scaling), so that d' = −1, where a²bd' + 1 + d' vanishes, went
+    unread."""
     polys = [sp.Poly(-2 * a**2 * b * d - 2 * a * d - 2 * b, *A)]
     h = (ZERO,) * 4
     newton = _solve_ideal(polys, h, 0)

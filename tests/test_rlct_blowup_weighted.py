@@ -1,4 +1,4 @@
-"""rlct.blowup_weighted: the weighted blow-up of the origin for ideals whose generators are all
+"""rlct.blowup.weighted: the weighted blow-up of the origin for ideals whose generators are all
 quasi-homogeneous for one weight. A hand value (⟨x²z − y³, yz − x³⟩, derived below), the orbit
 test that merges one point seen in several charts, declines, and forced weighted blow-ups
 against Newton's exact values on random quasi-homogeneous ideals it solves on its own."""
@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.blowup_weighted import blow_up_weighted, integer_weights, same_orbit
-from rlct.newton import ideal_step
-from rlct.polynomial import _solve_ideal
+from rlct.blowup.weighted import blow_up_weighted, integer_weights, same_orbit
+from rlct.cascade import _solve_ideal
+from rlct.newton.analysis import ideal_step
 
 x, y, z, t = X = sp.symbols("x y z t")
 ZERO3 = (sp.Integer(0),) * 3

@@ -1,4 +1,5 @@
-"""K constant along some directions: λ and m from K on fewer variables (rlct.constant_directions)."""
+"""K constant along some directions: λ and m from K on fewer variables
+(rlct.reductions.constant_directions)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.constant_directions import drop_constant_directions
-from rlct.plane import resolve_plane
+from rlct.plane.resolve import resolve_plane
+from rlct.reductions.constant_directions import drop_constant_directions
 
 x, y, z, w = sp.symbols("x y z w")
 s, t = sp.symbols("s t")
@@ -19,8 +20,8 @@ def test_two_sixth_powers_of_linear_forms_in_three_variables() -> None:
     # K = u⁶ + v⁶ with u = x + y − z, v = 2x − y: the Newton polyhedron is one degenerate face whose
     # polynomial has no linear factor over Q (no coordinate change), so this was a bound. In the
     # coordinates (u, v, ·) it is s⁶ + t⁶ in two variables: λ = 1/6 + 1/6 = 1/3, m = 1.
-    # (Written as a sum of sixth powers, rlct.linear_change reads it first; expanded, it is this
-    # step's.)
+    # (Written as a sum of sixth powers, rlct.reductions.linear_change reads it first; expanded, it
+    # is this step's.)
     K = sp.expand((x + y - z) ** 6 + (2 * x - y) ** 6)
     r = rlct.from_polynomial(K, [x, y, z])
     assert (r.exact, r.lam, r.mult) == (True, sp.Rational(1, 3), 1)

@@ -1,4 +1,4 @@
-"""A generator affine in one variable eliminated from an ideal (rlct.elimination)."""
+"""A generator affine in one variable eliminated from an ideal (rlct.reductions.elimination)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.elimination import eliminate_affine_generator, square_generators
-from rlct.plane import resolve_plane
+from rlct.plane.resolve import resolve_plane
+from rlct.reductions.elimination import eliminate_affine_generator, square_generators
 
 x, y, z, w = sp.symbols("x y z w")
 R = sp.Rational

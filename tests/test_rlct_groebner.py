@@ -1,4 +1,4 @@
-"""rlct.groebner: the bounded Buchberger against sympy's Gröbner bases, and its limits."""
+"""rlct.algebra.groebner: the bounded Buchberger against sympy's Gröbner bases, and its limits."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from sympy.polys.orderings import grevlex, lex
 from sympy.polys.rings import ring
 
-import rlct.groebner
-from rlct.blowup_families import ELIMINATE_FIRST, _quotient
-from rlct.groebner import _lead, _Remainder, bounded_groebner, in_ideal, is_zero_dimensional
-from rlct.projective_zeros import affine_zeros
-from rlct.realzeros import has_real_torus_zero
+import rlct.algebra.groebner
+from rlct.algebra.groebner import _lead, _Remainder, bounded_groebner, in_ideal, is_zero_dimensional
+from rlct.algebra.projective_zeros import affine_zeros
+from rlct.algebra.realzeros import has_real_torus_zero
+from rlct.blowup.families import ELIMINATE_FIRST, _quotient
 
 X, Y, Z = sp.symbols("x y z")
 
@@ -53,7 +53,7 @@ def test_past_the_work_limit_it_declines(monkeypatch) -> None:
     system = [X**2 * Y - Z**3 + 1, X * Y**2 - 2 * Z, Z**2 * X - Y**3]
     reference = sp.groebner(system, X, Y, Z, order=lex, domain=sp.QQ).exprs
     assert [sp.expand(b) for b in bounded_groebner(system, [X, Y, Z], lex)] == reference
-    monkeypatch.setattr(rlct.groebner, "MAX_WORK", 100)
+    monkeypatch.setattr(rlct.algebra.groebner, "MAX_WORK", 100)
     assert bounded_groebner(system, [X, Y, Z], lex) is None
 
 
@@ -99,9 +99,9 @@ def test_membership_and_zero_dimension_read_off_the_basis() -> None:
 
 def test_a_saturated_system_that_plain_buchberger_gave_up_on() -> None:
     """⟨−3x³y⁶ + 2x²y⁸ + y⁸, 2x³y⁶ − y¹² − 3, zxy − 1⟩ (grevlex, z first), the torus-zero
-    question of ``rlct.realzeros`` for a face in two variables: the first version (pairs kept
-    until selected) passed 500 reductions; with Gebauer and Möller's criteria it is sympy's basis
-    of ten elements."""
+    question of ``rlct.algebra.realzeros`` for a face in two variables: the first version (pairs
+    kept until selected) passed 500 reductions; with Gebauer and Möller's criteria it is sympy's
+    basis of ten elements."""
     z = sp.Symbol("z0")
     system = [
         -3 * X**3 * Y**6 + 2 * X**2 * Y**8 + Y**8,
@@ -145,5 +145,5 @@ def test_a_declined_basis_leaves_the_torus_question_undecided(monkeypatch) -> No
     system = [X * Y - Z**2 + X**2, X * Y - 2 * Z**2 + X**2]
     face = [(1, 1, 0), (0, 0, 2), (2, 0, 0)]
     assert has_real_torus_zero(system, [X, Y, Z], face, False) is False
-    monkeypatch.setattr(rlct.groebner, "MAX_REDUCTIONS", 0)
+    monkeypatch.setattr(rlct.algebra.groebner, "MAX_REDUCTIONS", 0)
     assert has_real_torus_zero(system, [X, Y, Z], face, False) is None

@@ -1,4 +1,5 @@
-"""K = unit·x^b·f^e for a hypersurface f that is Newton non-degenerate itself (rlct.hypersurface)."""
+"""K = unit·x^b·f^e for a hypersurface f that is Newton non-degenerate itself
+(rlct.shapes.hypersurface)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.hypersurface import METHOD, hypersurface_power_rlct
-from rlct.plane import resolve_plane
+from rlct.plane.resolve import resolve_plane
+from rlct.shapes.hypersurface import METHOD, hypersurface_power_rlct
 
 x, y, z, w = sp.symbols("x y z w")
 R = sp.Rational

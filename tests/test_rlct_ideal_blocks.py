@@ -1,5 +1,5 @@
-"""rlct.ideal_blocks: an ideal x^e·J whose monomial factor's variables J does not hold is a
-product of blocks, solved as a monomial ideal and J (an ideal, keeping its generators)."""
+"""rlct.reductions.ideal_blocks: an ideal x^e·J whose monomial factor's variables J does not hold is
+a product of blocks, solved as a monomial ideal and J (an ideal, keeping its generators)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import sympy as sp
 
 import rlct
-from rlct.ideal_blocks import monomial_factor_split
+from rlct.reductions.ideal_blocks import monomial_factor_split
 
 a, b, c, d, e_, x, y, z = sp.symbols("a b c d e x y z")
 
@@ -69,7 +69,7 @@ def test_blocks_answer_where_the_newton_polyhedron_has_too_many_faces() -> None:
 def test_elimination_answers_where_the_newton_polyhedron_has_too_many_faces(widths, r) -> None:
     """Deep linear networks of twelve parameters at rank ≥ 1: over 1,024 compact faces
     (TooLargeError before), but generators affine in a variable go one by one
-    (rlct.elimination) with no Newton verdict needed. λ, m are Aoyagi's (independent)."""
+    (rlct.reductions.elimination) with no Newton verdict needed. λ, m are Aoyagi's (independent)."""
     from verification.closed_forms import dln_ideal
 
     got = rlct.from_ideal(*dln_ideal(widths, r))

@@ -1,5 +1,5 @@
 """Generators that are products of independent linear forms: a monomial ideal after a linear
-change of coordinates (rlct.linear_change)."""
+change of coordinates (rlct.reductions.linear_change)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.linear_change import monomial_after_linear_change
-from rlct.plane import resolve_plane
+from rlct.plane.resolve import resolve_plane
+from rlct.reductions.linear_change import monomial_after_linear_change
 
 x, y, z = sp.symbols("x y z")
 R = sp.Rational

@@ -1,11 +1,11 @@
-"""Simpler generators of the same ideal near 0 (:mod:`rlct.local_generators`)."""
+"""Simpler generators of the same ideal near 0 (:mod:`rlct.reductions.local_generators`)."""
 
 from __future__ import annotations
 
 import sympy as sp
 
 import rlct
-from rlct.local_generators import (
+from rlct.reductions.local_generators import (
     local_generators,
     reduce_by_generators,
     reduce_by_monomials,

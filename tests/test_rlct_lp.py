@@ -1,4 +1,4 @@
-"""rlct.lp: the exact simplex against closed forms, a programme that cycles without an
+"""rlct.algebra.lp: the exact simplex against closed forms, a programme that cycles without an
 anti-cycling rule, and scipy's floating-point optimum."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+from rlct.algebra.lp import lp_min
 from rlct.errors import InvalidShapeError, RLCTError
-from rlct.lp import lp_min
 
 
 def test_a_small_programme_and_its_vertex() -> None:

@@ -1,4 +1,4 @@
-"""rlct.plane_line and rlct.blowup_line: the plane resolution with a parameter along a line of
+"""rlct.plane.along_line and rlct.blowup.line: the plane resolution with a parameter along a line of
 zeros, and the blow-up of a coordinate line that uses it. Families whose value is known at every
 w from an independent route (a coordinate change that depends on w, then Newton's polygon), the
 special values, the declines, and forced line blow-ups against Newton's exact values."""
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.blowup_line import blow_up_line, combine_line
-from rlct.plane_line import resolve_along_line
+from rlct.blowup.line import blow_up_line, combine_line
+from rlct.plane.along_line import resolve_along_line
 
 x, y, w = sp.symbols("x y w")
 ZERO = sp.Integer(0)

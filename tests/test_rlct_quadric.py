@@ -1,5 +1,5 @@
-"""rlct.quadric: K = unit·q^e for a non-degenerate quadratic form q, against hand values and, in
-two variables, against the plane resolution (an independent method)."""
+"""rlct.shapes.quadric: K = unit·q^e for a non-degenerate quadratic form q, against hand values and,
+in two variables, against the plane resolution (an independent method)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.plane import resolve_plane
-from rlct.quadric import METHOD, quadric_power_rlct
+from rlct.plane.resolve import resolve_plane
+from rlct.shapes.quadric import METHOD, quadric_power_rlct
 
 x, y, z, w = sp.symbols("x y z w")
 R = sp.Rational
@@ -50,7 +50,7 @@ def test_what_is_not_such_a_power_is_declined() -> None:
     assert _quadric((x * y - z**2) ** 2, (x, y, z), (1, 0, 0)) is None  # a prior on x
     assert _quadric((x**2 - y**2 + x * z) ** 2 * x**2, (x, y, z)) is None  # two vanishing factors
     assert _quadric((x * y - z**3) ** 2, (x, y, z)) is None  # not a quadratic form
-    # (x − y)² − z² factors over Q into two planes crossing normally: rlct.smooth's case
+    # (x − y)² − z² factors over Q into two planes crossing normally: rlct.shapes.smooth's case
     crossing = (x**2 - 2 * x * y + y**2 - z**2) ** 2
     assert _quadric(crossing, (x, y, z)) is None
     assert (

@@ -1,5 +1,5 @@
-"""rlct.smooth: K = unit·Π f_i^(e_i) with factors crossing normally at 0, against hand values and
-against the plane resolution (an independent method) in two variables."""
+"""rlct.shapes.smooth: K = unit·Π f_i^(e_i) with factors crossing normally at 0, against hand values
+and against the plane resolution (an independent method) in two variables."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rlct
-from rlct.plane import resolve_plane
-from rlct.smooth import METHOD, smooth_crossing_rlct
+from rlct.plane.resolve import resolve_plane
+from rlct.shapes.smooth import METHOD, smooth_crossing_rlct
 
 x, y, z = sp.symbols("x y z")
 
@@ -98,7 +98,7 @@ def test_a_regular_ideal_of_many_generators_is_half_their_number() -> None:
     """The deep linear network 1-1-10 at rank 1: ⟨w0 + w1_0 + w0·w1_0, w1_i·(1 + w0)⟩ (i = 1..9)
     has a Newton polyhedron of 2^11 faces (TooLargeError before); its ten gradients at 0 are
     independent, so λ = 10/2 (Aoyagi: r(M + N − r)/2 = 5, m = 1)."""
-    from rlct.polynomial import from_ideal
+    from rlct.cascade import from_ideal
     from verification.closed_forms import dln_ideal
 
     gens, names = dln_ideal([1, 1, 10], 1)
@@ -109,7 +109,7 @@ def test_a_regular_ideal_of_many_generators_is_half_their_number() -> None:
 
 
 def test_a_regular_ideal_needs_independent_gradients_and_prior_coordinates() -> None:
-    from rlct.smooth import regular_ideal_rlct
+    from rlct.shapes.smooth import regular_ideal_rlct
 
     x, y, z = sp.symbols("x y z")
     polys = [sp.Poly(e, x, y, z, domain=sp.QQ) for e in (x + y**2, y + x * z)]

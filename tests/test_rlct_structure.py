@@ -1,4 +1,5 @@
-"""The shape of the `rlct` package: imports run one way, modules stay small, no private imports.
+"""The shape of the `rlct` package: imports run one way (between modules and between folders, in
+the order rlct/__init__.py maps), modules stay small, no private imports.
 
 The import graph is read from the source with `ast` (nothing is imported), so a cycle hidden in a
 function body (a lazy import, a module ``__getattr__``) counts as well.
@@ -15,6 +16,21 @@ import rlct
 
 ROOT = Path(rlct.__file__).parent
 MAX_LINES = 400
+# rlct's folders in import order: each imports only from those before it. "root" is the top-level
+# modules (result, errors, parsing, expressions, time_limit, _validate); cascade.py, top-level too,
+# drives the folders before it and has a place of its own. rlct/__init__.py may import anything.
+FOLDER_ORDER = (
+    "root",
+    "algebra",
+    "newton",
+    "shapes",
+    "reductions",
+    "plane",
+    "blowup",
+    "cascade",
+    "closed_forms",
+    "quadratic",
+)
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -112,7 +128,36 @@ def test_rlct_imports_run_one_way():
     assert find_cycle(graph) is None
 
 
-@pytest.mark.parametrize("path", sorted(ROOT.rglob("*.py")), ids=lambda p: p.name)
+def folder(module: str) -> str:
+    """The entry of FOLDER_ORDER that holds ``module`` (``rlct`` itself: "rlct")."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "rlct"
+    if parts[1] == "cascade" or (ROOT / parts[1] / "__init__.py").exists():
+        return parts[1]
+    return "root"
+
+
+def test_folders_import_in_the_stated_order():
+    folders = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert folders | {"root", "cascade"} == set(FOLDER_ORDER)
+    edges = {
+        (folder(a), folder(b))
+        for a, targets in imports(ROOT).items()
+        for b in targets
+        if a != "rlct" and folder(a) != folder(b)
+    }
+    assert ("newton", "algebra") in edges  # the graph is read
+    rank = {name: i for i, name in enumerate(FOLDER_ORDER)}
+    assert not sorted(f"{a} → {b}" for a, b in edges if rank[b] > rank[a])
+    # rlct/__init__.py's docstring maps the folders in the same order.
+    doc = rlct.__doc__ or ""
+    named = [f"``{f}.py``" if f == "cascade" else f"``{f}/``" for f in FOLDER_ORDER[1:]]
+    assert all(n in doc for n in named)
+    assert [doc.index(n) for n in named] == sorted(doc.index(n) for n in named)
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_module_is_small(path: Path):
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(ROOT.parent)} has {lines} lines"

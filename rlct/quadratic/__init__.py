@@ -22,7 +22,7 @@ points) ← :mod:`~rlct.quadratic.jacobians` (Jacobian, exact rank, structural b
 
 from __future__ import annotations
 
-from ..ranks import GenericRank
+from ..algebra.ranks import GenericRank
 from . import theorems
 from .check import TheoremCheck, check_theorems
 from .coefficient import llc

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sympy as sp
 
 from .._validate import count, flag, seconds_value
+from ..algebra.ranks import TARGET_FAILURE
 from ..errors import InvalidSeedError
-from ..ranks import TARGET_FAILURE
 from ..result import RLCT, Condition
 from .generic import generic_rank_certificate
 from .ideal import ideal_llc

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import count, flag
+from ..algebra.ranks import GenericRank, sample_generic_rank
 from ..errors import InvalidSeedError
-from ..ranks import GenericRank, sample_generic_rank
 from .jacobians import build_jacobian, shape_bound
 from .point import check_jacobian_size, data_rows, den_lcm, parse_data
 
@@ -63,8 +63,8 @@ def generic_rank_certificate(
     over real points. Rational data X is first scaled to integers (this rescales whole column
     blocks after the bijective change θ → (αW, βV, αγb), so r_gen is unchanged).
 
-    Algorithm (:func:`rlct.ranks.sample_generic_rank`): ranks of J(θ) modulo uniformly random
-    primes q ∈ [2^60, 2^61) at points θ uniform in F_q^N. The result is always a proven lower
+    Algorithm (:func:`rlct.algebra.ranks.sample_generic_rank`): ranks of J(θ) modulo uniformly
+    random primes q ∈ [2^60, 2^61) at points θ uniform in F_q^N. The result is always a proven lower
     bound on r_gen; it is certified equal to r_gen when it reaches the proven upper bound u of
     ``shape_bound``. Otherwise it can be too small only if every trial hit (i) a prime dividing
     the content of a fixed nonzero r_gen-minor M (log2|content| ≤ L of ``content_bits``, so at

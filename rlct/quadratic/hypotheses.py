@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ranks import rational_rank
+from ..algebra.ranks import rational_rank
 from ..result import Condition
 from .jacobians import rank_at
 from .point import Point

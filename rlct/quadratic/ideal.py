@@ -18,8 +18,8 @@ import numpy as np
 import sympy as sp
 from sympy.polys.matrices import DomainMatrix
 
+from ..cascade import from_ideal
 from ..errors import TooLargeError, UndecidedError
-from ..polynomial import from_ideal
 from ..result import RLCT, Condition, as_rational
 from ..time_limit import OutOfTime, time_limit
 from ..time_limit import check as check_time

@@ -2,7 +2,7 @@
 
 Parameters are ordered W (row-major), V (row-major), then b and c; rows are ordered output-major
 (see :mod:`rlct.quadratic`). Ranks are exact over Q: the point is first made integral
-(:func:`rlct.quadratic.point.integer_point`), then ranked by :func:`rlct.ranks.exact_rank`.
+(:func:`rlct.quadratic.point.integer_point`), then ranked by :func:`rlct.algebra.ranks.exact_rank`.
 
 Symbols: N = number of parameters; u = a proven upper bound on the rank; k = the dimension of a
 smooth submanifold of the fibre Φ⁻¹(Φ(θ*)) through θ* that we can exhibit (the per-unit scalings
@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._validate import count, flag
-from ..ranks import exact_rank, rational_rank
+from ..algebra.ranks import exact_rank, rational_rank
 from .point import Point, integer_point, parse_point
 
 __all__ = [
@@ -245,7 +245,7 @@ def jacobian_rank(
         centered: apply P⊥ = I − 11ᵀ/n across samples (needs X).
         b: optional length-K hidden biases; then the model has biases (and output biases c).
 
-    The rank is exact over Q (see :mod:`rlct.ranks`): never a floating-point estimate.
+    The rank is exact over Q (see :mod:`rlct.algebra.ranks`): never a floating-point estimate.
     Raises InvalidShapeError (shapes), NonFiniteError (NaN / inf), TypeError (non-numbers).
     """
     return rank_at(parse_point(W, V, X, centered, b))

@@ -20,8 +20,8 @@ import numpy as np
 import sympy as sp
 
 from .._validate import items
+from ..algebra.ranks import rational_rank
 from ..errors import InvalidResultError, InvalidShapeError, InvalidTypeError
-from ..ranks import rational_rank
 from ..result import Condition, as_rational, condition_tuple, rational_str
 from .datasets import modular_addition_data
 from .hypotheses import (
