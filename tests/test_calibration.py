@@ -331,3 +331,26 @@ def test_worker_processes_give_the_serial_records_in_order():
     assert [(r.case, r.seed, r.estimate, r.target, r.z) for r in pooled.records] == key
     assert [k[:2] for k in key] == [(c.name, s) for c in cases for s in (0, 1)]
     assert all(r.estimate == 1.0 for r in pooled.records)  # one torch thread per worker
+
+
+def test_a_report_round_trips_through_its_json_and_rescores_findings() -> None:
+    """``from_dict`` rebuilds the records from their raw numbers: same z and counts; a premise
+    finding (w* not a minimum) does not make a record flagged."""
+    from verification.calibration import CalibrationRecord, CalibrationReport
+
+    common = dict(family="f", dim=2, kind="data", seed=0, target_sigma=0.0, seconds=1.0)
+    records = (
+        CalibrationRecord.make(case="a", estimate=1.0, stderr=0.1, target=1.05, findings=[
+            ("gradient_at_w_star", "error")], **common),
+        CalibrationRecord.make(case="b", estimate=2.0, stderr=0.1, target=1.0, findings=[
+            ("slow_mixing", "error"), ("drift", "warning")], **common),
+        CalibrationRecord.make(case="c", estimate=float("nan"), stderr=float("nan"),
+            target=float("nan"), findings=[("DivergenceError", "error")], **common),
+    )  # fmt: skip
+    report = CalibrationReport(records)
+    again = CalibrationReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert [r.z for r in again.records][:2] == pytest.approx([-0.5, 10.0])
+    assert again.confusion() == report.confusion()
+    c = again.confusion()
+    assert (c.false_alarm, c.quiet, c.caught, c.missed) == (0, 1, 2, 0)
+    assert again.records[1].findings == (("slow_mixing", "error"), ("drift", "warning"))

@@ -14,6 +14,9 @@ quadratic networks at a minimum (Laplace value from the exact Hessian), the cata
 potentials (quadrature), and **two basins**: the localised posterior holds a second basin, deeper
 or flatter than w*'s, inside the localisation radius, so λ_β differs from the value of w*'s basin
 alone by more than 30%. An estimator that stays in w*'s basin misses there, and should say so.
+And **settings that mislead**: runs a user could ask for (20 + 50 steps at a saddle, no burn-in,
+plain minibatch gradients at nβ = 10⁵, Euler at a large fixed step, float32 with an offset inside
+the loss) whose estimates are off by design.
 
 ``battery("fast")`` is a subset of eight cases of at most ten parameters.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Literal
 
@@ -81,11 +84,18 @@ def _nc_regression(k: tuple[int, ...], n: int) -> BatteryCase:
 
 
 def _linear(
-    name: str, family: str, unit: int, *, soft: int = 0, shift_sds: float = 0.0, **kwargs: float
+    name: str,
+    family: str,
+    unit: int,
+    *,
+    soft: int = 0,
+    shift_sds: float = 0.0,
+    n: int | None = None,
+    **kwargs: object,
 ) -> BatteryCase:
-    """A linear regression; ``kwargs`` (nbeta, gamma, prior_precision) go to the estimator, and
-    α to the closed form too (nβ and γ reach it from the estimate)."""
-    n = 5_000 if soft else N
+    """A linear regression; ``kwargs`` (nbeta, gamma, prior_precision, …) go to the estimator,
+    and α to the closed form too (nβ and γ reach it from the estimate)."""
+    n = n if n is not None else (5_000 if soft else N)
     scale = SOFT_SCALE if soft else 1.0
     build = partial(bm.build_linear, unit=unit, soft=soft, scale=scale, n=n, shift_sds=shift_sds)
     target = partial(bm.closed_form_target, alpha=float(kwargs.get("prior_precision", 0.0)))
@@ -198,6 +208,38 @@ def _two_basin_cases() -> list[BatteryCase]:
     return cases
 
 
+USER = "settings that mislead"
+
+
+def _user_settings_cases() -> list[BatteryCase]:
+    """Runs a user could ask for whose estimate is off its target by design: the findings must
+    say so (the battery's wrong estimates are otherwise only the two-basin cases)."""
+    saddle = _nc_regression((1, 1), 2_000)
+    short = dict(num_burnin=20, num_draws=50, step_size=1e-5, batch_size=256)
+    triple = _nc_regression((1, 1, 1), N)
+    offset = BatteryCase(
+        "linear regression (d=3, nβ = 10⁵) in float32, predictions offset by 10⁵",
+        USER,
+        3,
+        "data",
+        N,
+        partial(bm.build_offset_linear, unit=3, n=N, offset=1e5),
+        bm.closed_form_target,
+        dict(nbeta=1e5),
+    )
+    return [
+        replace(saddle, name="saddle y = x·w0·w1 (n=2000): 20 + 50 steps at ε = 10⁻⁵",
+                family=USER, kwargs=short),
+        replace(triple, name="regression y = x·w0·w1·w2 (n=10000): no burn-in, 200 draws",
+                family=USER, kwargs=dict(num_burnin=0, num_draws=200)),
+        _linear("linear regression (d=3, n=200): plain minibatch gradients, B = 8, nβ = 3·10⁴",
+                USER, 3, n=200, gradient="minibatch", batch_size=8, nbeta=3e4),
+        _linear("linear regression (d=3): Euler at a fixed ε·κ ≈ 1.2 on the full batch",
+                USER, 3, integrator="euler", step_size=1e-3, batch_size=N),
+        offset,
+    ]  # fmt: skip
+
+
 FAST = (
     "regression y = x·w0·w1 (n=2000)",
     "linear regression (d=3)",
@@ -211,7 +253,7 @@ FAST = (
 
 
 def battery(size: str = "full") -> list[BatteryCase]:
-    """The battery: ``"full"`` (58 cases, three of them ``large``) or ``"fast"`` (eight cases of
+    """The battery: ``"full"`` (63 cases, three of them ``large``) or ``"fast"`` (eight cases of
     at most ten parameters, for tests)."""
     check_type("size", size, str)
     if size not in ("full", "fast"):
@@ -224,7 +266,7 @@ def battery(size: str = "full") -> list[BatteryCase]:
         _quadratic(4, 2, 2, 1, True, 625),
         _quadratic(4, 2, 3, 2, False, 250),
     ]
-    cases += _potential_cases() + _two_basin_cases()
+    cases += _potential_cases() + _two_basin_cases() + _user_settings_cases()
     if size == "fast":
         by_name = {c.name: c for c in cases}
         return [by_name[name] for name in FAST]

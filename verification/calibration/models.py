@@ -162,6 +162,24 @@ def build_linear(
     return Built((model.loss_fn, {"w": w}, model.data), {"model": model, "w_star": w})
 
 
+def _offset_loss(p: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
+    """½·mean((x·w + c) − y)², the constant c = ``batch[2]`` inside the prediction."""
+    x, y, c = batch
+    return 0.5 * ((x @ p["w"] + c) - y).square().mean()
+
+
+def build_offset_linear(seed: int, *, unit: int, n: int, offset: float) -> Built:
+    """``build_linear``'s regression in float32 with a constant ``offset`` added to the
+    predictions and the targets (the same L_n in exact arithmetic): float32 rounds each
+    residual to a multiple of ulp(offset), 2⁻⁷ at 10⁵. The target is float64's closed form."""
+    base = build_linear(seed, unit=unit, n=n)
+    x, y = base.aux["model"].data
+    c = torch.full((n,), offset, dtype=torch.float32)
+    data = (x.float(), (y + offset).float(), c)
+    w = base.aux["w_star"]
+    return Built((_offset_loss, {"w": w.float()}, data), {**base.aux})
+
+
 def closed_form_target(built: Built, nbeta: float, gamma: float, *, alpha: float = 0.0) -> Target:
     """λ_β of a Gaussian-linear model at ``aux["w_star"]`` (``numeric.expected_llc``)."""
     ref = expected_llc(

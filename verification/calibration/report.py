@@ -172,6 +172,11 @@ class CodeRate:
         return {**out, "precision": _plain(self.precision)}
 
 
+def _num(x: object, default: float = math.nan) -> float:
+    """A JSON number back to a float (None, which ``_plain`` wrote for NaN/inf: ``default``)."""
+    return default if x is None else float(x)  # type: ignore[arg-type]
+
+
 def _fmt(x: float, digits: int = 3) -> str:
     return "—" if not math.isfinite(x) else f"{x:.{digits}f}"
 
@@ -222,6 +227,38 @@ class CalibrationReport:
         """Share of records with |z| ≤ 1, 2, 3 among those with a finite z (NaN when none)."""
         zs = [abs(r.z) for r in self.records if math.isfinite(r.z)]
         return {k: _ratio(sum(z <= k for z in zs), len(zs)) for k in COVERAGE_LEVELS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> CalibrationReport:
+        """The report a ``to_dict()`` (a benchmark's JSON) was made from: every record rebuilt
+        from its raw numbers and findings, so z, ``correct`` and ``flagged`` follow today's rules
+        (an older run is scored as a new one would be)."""
+        band = float(data.get("band", 3.0))  # type: ignore[arg-type]
+        records = []
+        for r in data["records"]:  # type: ignore[union-attr]
+            findings = []
+            for text in r["findings"]:
+                code, _, sev = text.rpartition(" (")
+                findings.append((code, sev.rstrip(")")))
+            nan = math.nan
+            records.append(
+                CalibrationRecord.make(
+                    case=r["case"],
+                    family=r["family"],
+                    dim=r["dim"],
+                    kind=r["kind"],
+                    seed=r["seed"],
+                    estimate=_num(r["estimate"]),
+                    stderr=_num(r["stderr"]),
+                    target=_num(r["target"]),
+                    target_sigma=_num(r["target_sigma"], nan),
+                    findings=findings,
+                    seconds=_num(r["seconds"]),
+                    band=band,
+                    failure=r.get("failure", ""),
+                )
+            )
+        return cls(tuple(records), band)
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -10,8 +10,9 @@ The estimator is ``estimator(case, built, seed)`` returning an object with ``.me
 ``.config.gamma`` (an ``LLCEstimate``). The default, :func:`default_estimator`, is what users run:
 ``numeric.estimate_llc`` (data cases) or ``numeric.estimate_llc_potential`` (potentials) with 4
 chains and the case's ``kwargs``, every other setting at its default. Fixed-length runs for tests:
-``partial(default_estimator, num_burnin=100, num_draws=200)``. A ``numeric.DivergenceError`` is a
-failed run: estimate NaN, an error finding ``DivergenceError``, so it counts as wrong and caught.
+``partial(default_estimator, num_burnin=100, num_draws=200)``. A run that raises (a
+``numeric.DivergenceError``, or any other exception of the estimator's) is a failed run: estimate
+NaN, an error finding named after the exception, so it counts as wrong and caught.
 
 ``jobs`` > 1 runs the (case, seed) pairs in a process pool with one torch thread per worker
 (``runner._init_worker``); the estimator must then pickle (a module-level function or a partial
@@ -51,18 +52,18 @@ def default_estimator(case: BatteryCase, built: Built, seed: int, **options: Any
 
 def run_case(estimator: Estimator, case: BatteryCase, seed: int, band: float) -> CalibrationRecord:
     """Build the case at ``seed``, estimate, and compare with the target at the estimate's
-    settings (a DivergenceError becomes a failed record)."""
+    settings (an exception becomes a failed record)."""
     t0 = time.perf_counter()
     built = case.build(seed)
     common = {"case": case.name, "family": case.family, "dim": case.dim, "kind": case.kind}
     try:
         est = estimator(case, built, seed)
-    except numeric.DivergenceError as exc:
+    except Exception as exc:  # a failed run (a DivergenceError, or an estimator's crash)
         nan = math.nan
         return CalibrationRecord.make(
             **common, seed=seed, estimate=nan, stderr=nan, target=nan, target_sigma=nan,
-            findings=[("DivergenceError", "error")], seconds=time.perf_counter() - t0,
-            band=band, failure=str(exc).splitlines()[0] if str(exc) else "DivergenceError",
+            findings=[(type(exc).__name__, "error")], seconds=time.perf_counter() - t0,
+            band=band, failure=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
         )  # fmt: skip
     target = case.target(built, float(est.nbeta), float(est.config.gamma))
     return CalibrationRecord.make(
