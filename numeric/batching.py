@@ -30,13 +30,13 @@ lengths automatic, the run starts again from w* on the full batch once the warm-
 the friction so far that the full batch gains at least ``GAIN`` in computation per relaxation
 time *and* its projected run, r·(burn-in + draws) at its own relaxation time, costs at most
 ``SWITCH_COST`` times the draws the minibatch run has left (``projected_steps``: 5 relaxation
-times of burn-in, draws for ``sampling.SLOW_ESS`` effective samples, each within the
-estimator's caps). The second condition keeps a run whose draws would be capped anyway from
+times of burn-in, draws for ``MIN_LOSS_ESS`` effective samples of λ̂'s trace at an
+autocorrelation time of 2t, each within the estimator's caps). The second condition keeps a run whose draws would be capped anyway from
 becoming r times longer (the 10⁵-parameter network above: G ≈ 31, but 19.5 × 40,000 steps
-against 20,000: no switch). r counts arithmetic; on small models a step costs mostly its
-dispatch, and the full batch's steps cost far less than r minibatch steps: at the noisy saddle
-y = x·w1·w2 (n = 2,000, 8 chains, r = 3.9, projected 29,900 against 20,000) the full-batch run
-took 10.9 s where the minibatch run took 33.9 s.
+against 20,000: no switch). r counts a step's fixed cost as well as its arithmetic
+(``model.step_cost``): on small models a step costs mostly its dispatch, and the full batch's
+steps cost far less than n/2B minibatch steps (the noisy saddle y = x·w1·w2, n = 2,000, 8 chains:
+n/2B = 3.9, the full-batch run took 10.9 s where the minibatch run took 33.9 s).
 Where the full-batch run diverges, its projection (made at the minibatch run's ε, at critical
 damping) no longer holds, so it is not restarted with a smaller ε: the estimate is the
 minibatch run's, and ``full_batch_diverged`` says so. (A checkpoint off its minimum, y = x·a·b
@@ -53,9 +53,10 @@ from dataclasses import dataclass
 
 from numeric import sgld
 from numeric.findings import Finding
+from numeric.model import step_cost
 from numeric.plan import LLCPlan, critical_friction, slowest_curvature
-from numeric.sampling import MAX_DRAWS, MIN_DRAWS, slow_draws
-from numeric.types import Tuning
+from numeric.sampling import MAX_DRAWS, MIN_DRAWS
+from numeric.types import MIN_LOSS_ESS, Tuning
 from numeric.warmup import MAX_BURNIN_STEPS, SLOWEST_RELAXATIONS
 
 GAIN = 2.0  # the full batch's gain in computation per relaxation time that is reported / switched
@@ -96,9 +97,10 @@ class FullBatchCase:
 
 
 def projected_draws(t: float, num_chains: int) -> float:
-    """``sampling.slow_draws`` for a direction relaxing in t steps, within [``MIN_DRAWS``,
-    ``MAX_DRAWS``] (``sampling.choose_num_draws``)."""
-    return min(max(slow_draws(t, num_chains), MIN_DRAWS), MAX_DRAWS)
+    """Draws for ``MIN_LOSS_ESS`` effective samples of λ̂'s trace where its autocorrelation
+    time is that of the slowest direction, ≈ 2t, within [``MIN_DRAWS``, ``MAX_DRAWS``]: what the
+    sequential stopping rule (``sampling.draws_until_precise``) asks for at least."""
+    return min(max(MIN_LOSS_ESS * 2 * t / num_chains, MIN_DRAWS), MAX_DRAWS)
 
 
 def projected_steps(t: float, num_chains: int) -> float:
@@ -108,11 +110,17 @@ def projected_steps(t: float, num_chains: int) -> float:
 
 
 def full_batch_case(
-    plan: LLCPlan, tuning: Tuning, n: int, batch: int, num_chains: int | None = None
+    plan: LLCPlan,
+    tuning: Tuning,
+    n: int,
+    batch: int,
+    num_chains: int | None = None,
+    dim: int | None = None,
 ) -> FullBatchCase | None:
     """The comparison of the module docstring (the projected runs for ``num_chains`` chains;
     nan without); None where the friction is not the heating rule's, the batch is the full
-    data, or the friction was not raised."""
+    data, or the friction was not raised. With ``num_chains`` and ``dim`` the cost per step r
+    counts a step's fixed cost too (``model.step_cost``), as the default batch size does."""
     if not (plan.raises_friction and batch < n and math.isfinite(tuning.step_size)):
         return None
     kappa = slowest_curvature(plan.kappa_min, plan.kappa_flat, plan.track_positions)
@@ -121,7 +129,12 @@ def full_batch_case(
         return None
     t_now = sgld.relaxation_steps(tuning.step_size, kappa, tuning.friction)
     t_full = sgld.relaxation_steps(tuning.step_size, kappa, xi0)
-    cost = n / (batch * (2 if plan.kernel_spec.control_variate else 1))
+    passes = 2 if plan.kernel_spec.control_variate else 1
+    if num_chains is not None and dim is not None:
+        c = num_chains
+        cost = step_cost((c + 1) * n, dim) / step_cost(passes * c * batch, dim)
+    else:
+        cost = n / (batch * passes)
     gain = t_now / (t_full * cost)
     if not math.isfinite(gain):
         return None
@@ -136,10 +149,10 @@ def full_batch_case(
 
 
 def switch_to_full_batch(
-    plan: LLCPlan, tuning: Tuning, n: int, batch: int, num_chains: int
+    plan: LLCPlan, tuning: Tuning, n: int, batch: int, num_chains: int, dim: int | None = None
 ) -> FullBatchCase | None:
     """The case for restarting on the full batch (module docstring), or None."""
-    case = full_batch_case(plan, tuning, n, batch, num_chains)
+    case = full_batch_case(plan, tuning, n, batch, num_chains, dim)
     if (
         case is None
         or case.gain < GAIN
@@ -184,10 +197,17 @@ def diverged_finding(message: str, n: int, batch: int) -> Finding:
     )
 
 
-def check_batch_heating(plan: LLCPlan, tuning: Tuning, n: int, batch: int) -> tuple[Finding, ...]:
+def check_batch_heating(
+    plan: LLCPlan,
+    tuning: Tuning,
+    n: int,
+    batch: int,
+    num_chains: int | None = None,
+    dim: int | None = None,
+) -> tuple[Finding, ...]:
     """``batch_heating`` where the full batch would relax the slowest direction at least
     ``GAIN`` times cheaper than the run's heated minibatches (module docstring)."""
-    case = full_batch_case(plan, tuning, n, batch)
+    case = full_batch_case(plan, tuning, n, batch, num_chains, dim)
     if case is None or case.gain < GAIN:
         return ()
     return (

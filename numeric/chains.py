@@ -14,19 +14,23 @@ A block is ``block(state, m, tuning, record) -> (state, Trace)`` (``kernel.Ancho
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from numeric.budget import Budget, Stopped
 from numeric.errors import DivergenceError, InvalidInputError
 from numeric.options import OnDivergence
 from numeric.types import Record, Trace, Tuning
 
 CHECK_EVERY = 64  # steps between non-finite checks (one host sync each)
+_LOG = logging.getLogger("numeric")
 
 Block = Callable[[Any, int, Tuning, Record], tuple[Any, Trace]]
 # a per-step transition: (state, ε) -> (new state, loss [C], ref [C])
@@ -181,10 +185,19 @@ class Chains:
         on_divergence: OnDivergence,
         progress: bool,
         total_hint: int,
+        clock: Budget | None = None,
     ) -> None:
         self.state, self.block, self.position_of = state, block, position_of
         self.nbeta, self.on_divergence = nbeta, on_divergence
         self.steps_done = 0
+        # the clock (``numeric.budget``): advance stops past ``deadline``; during the draws a
+        # Ctrl-C ends them (``catch_interrupt``) and sets ``interrupted``
+        self.clock = Budget(None) if clock is None else clock
+        self.deadline = math.inf
+        self.catch_interrupt = False
+        self.interrupted = False
+        self.tuning: Tuning | None = None  # the tuning of the last advance
+        self.log = _PhaseLog()
         w = position_of(state)
         self.alive = torch.ones(w.shape[0], dtype=torch.bool, device=w.device)
         self.dim = w.shape[1]
@@ -202,6 +215,7 @@ class Chains:
     def phase(self, label: str, steps: int | None = None) -> None:
         """Start the progress bar afresh for the run's next phase: its name, and its length in
         steps where known (the bar then fills towards the phase's end; an open count otherwise)."""
+        self.log.start(label, steps, self.steps_done)
         if self.pbar is None:
             return
         self.pbar.refresh()  # the phase that ends, as it ended (a log keeps each phase's tally)
@@ -222,34 +236,73 @@ class Chains:
         if k < 1:
             raise ValueError(f"advance needs k ≥ 1 steps, got {k}")
         record = Record(dist=track_dist, obs=track_obs, norms=norms)
-        parts = []
+        self.tuning = tuning
+        parts: list[Trace] = []
         done = 0
-        while done < k:
-            m = min(CHECK_EVERY, k - done)
-            self.state, tr = self.block(self.state, m, tuning, record)
-            if norms and tr.drift_sq is not None:
-                self.norms.add(tr.drift_sq, tr.noise_sq, m)
-            self.alive = check_block(
-                tr.loss,
-                tr.ref,
-                self.nbeta,
-                self.dim,
-                self.steps_done + done,
-                tuning=tuning,
-                on_divergence=self.on_divergence,
-                alive=self.alive,
-                lin=tr.lin,
-            )
-            if self.pbar is not None:
-                self.pbar.update(m)
-            parts.append(tr)
-            done += m
+        try:
+            while done < k:
+                if time.monotonic() > self.deadline:
+                    raise Stopped("time_budget", None)
+                m = min(CHECK_EVERY, k - done)
+                self.state, tr = self.block(self.state, m, tuning, record)
+                if norms and tr.drift_sq is not None:
+                    self.norms.add(tr.drift_sq, tr.noise_sq, m)
+                self.alive = check_block(
+                    tr.loss,
+                    tr.ref,
+                    self.nbeta,
+                    self.dim,
+                    self.steps_done + done,
+                    tuning=tuning,
+                    on_divergence=self.on_divergence,
+                    alive=self.alive,
+                    lin=tr.lin,
+                )
+                if self.pbar is not None:
+                    self.pbar.update(m)
+                parts.append(tr)
+                done += m
+        except Stopped:
+            self.steps_done += done
+            raise Stopped("time_budget", Trace.join(parts) if parts else None) from None
+        except KeyboardInterrupt:
+            if not self.catch_interrupt:
+                raise
+            self.steps_done += done
+            self.interrupted = True
+            raise Stopped("interrupted", Trace.join(parts) if parts else None) from None
         self.steps_done += k
         return Trace.join(parts)
+
+    def seconds_per_step(self) -> float:
+        """Wall time per step so far (all of it: steps, measurements, checks); nan before any."""
+        return self.clock.elapsed() / self.steps_done if self.steps_done else math.nan
 
     def __enter__(self) -> Chains:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.log.start(None, None, self.steps_done)
         if self.pbar is not None:
             self.pbar.close()
+
+
+class _PhaseLog:
+    """One ``logging`` line (logger ``numeric``, level INFO) per phase as it ends: its name,
+    steps and seconds, so that a run is visible where stderr is not a terminal
+    (``logging.basicConfig(level=logging.INFO)`` shows them)."""
+
+    def __init__(self) -> None:
+        self.label: str | None = None
+        self.steps0 = 0
+        self.t0 = time.monotonic()
+
+    def start(self, label: str | None, steps: int | None, steps_done: int) -> None:
+        now = time.monotonic()
+        if self.label is not None and _LOG.isEnabledFor(logging.INFO):
+            _LOG.info(
+                "SGLD %s: %d steps in %.2f s", self.label, steps_done - self.steps0, now - self.t0
+            )
+        if label is not None and steps is not None and _LOG.isEnabledFor(logging.DEBUG):
+            _LOG.debug("SGLD %s: %d steps planned", label, steps)
+        self.label, self.steps0, self.t0 = label, steps_done, now

@@ -7,6 +7,7 @@ The order in which an estimator lists them is its own (``numeric.llc``, ``numeri
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -16,6 +17,7 @@ from scipy import stats
 
 from numeric.diagnostics import _as_2d, ess, rhat_limit
 from numeric.errors import InvalidInputError
+from numeric.finding_codes import PREMISE_CODES  # noqa: F401  (re-exported: calibration reads it)
 
 Severity = Literal["info", "warning", "error"]
 ERROR_ESS = 30.0  # below this many effective draws an estimate (or a slow direction) is an error
@@ -35,13 +37,6 @@ class Finding:
 
 
 SEVERITY = {"info": 1, "warning": 2, "error": 3}  # a finding's severity, by rank
-
-
-# Findings that say the premise fails: w* is not a minimum or critical point, so λ̂ measures the
-# slope or another point, not the degeneracy at w*. They are right to fire however close λ̂ is to
-# nβ·(E[L] − L(w*)), so calibration (``verification.calibration``) counts them apart from the
-# findings that say λ̂ is off its target (mixing, bias, drift, rounding, reach).
-PREMISE_CODES = frozenset({"gradient_at_w_star", "below_reference_loss", "off_centre"})
 
 
 def worst_severity(findings: Iterable[Finding]) -> str:
@@ -238,9 +233,9 @@ def check_slow_mixing(
     subject: str = "the slowest relevant Hessian directions",
     measured: str = "∇U projected on them",
     min_ess: float = 100.0,
-    error_ess: float = ERROR_ESS,
+    error_ess: float = 0.0,
     max_rhat: float = 1.05,
-    error_rhat: float = 1.1,
+    error_rhat: float = math.inf,
     num_chains: int | None = None,
 ) -> tuple[Finding, ...]:
     """The slowest relevant directions have not mixed (``direction_mixing``). ``subject`` and
@@ -248,11 +243,18 @@ def check_slow_mixing(
     remedy offered is running longer, and also the Hessian preconditioner when
     ``offer_preconditioner`` (it is available and not in use already).
 
-    Error (the estimate cannot be trusted) when their ESS < ``error_ess``, their R-hat >
-    ``error_rhat``, or the whole run (burn-in + draws) is shorter than one predicted relaxation
-    time 2/(ε·κ_min); warning when ESS < ``min_ess`` or R-hat > ``max_rhat``. Given
-    ``num_chains`` m, the R-hat thresholds are floors raised to R-hat's own noise at this ESS
-    (``rhat_limit``: 1 + 2m/ESS for the warning, 1 + 4m/ESS for the error; many short chains).
+    Error (the estimate cannot be trusted) when the whole run (burn-in + draws) is shorter than
+    one predicted relaxation time 2/(ε·κ_min); info when ESS < ``min_ess`` or R-hat >
+    ``max_rhat``. Given ``num_chains`` m, the R-hat threshold is a floor raised to R-hat's own
+    noise at this ESS (``rhat_limit``: 1 + 2m/ESS; many short chains). Low ESS or high R-hat of
+    these coordinates was an error until the calibration battery (``verification.calibration``)
+    showed it firing only on correct estimates (4 of 4: deep linear networks of 12-1,550
+    parameters within 0.05-0.64 of their targets' error bars): λ̂ can average well over
+    directions that mix slowly, and whether it did is what the sequential stopping rule tests on
+    λ̂'s own trace (``still_relaxing``). As a warning it then fired on nearly every run the
+    stopping rule ends at 10% precision, while the battery's error bars covered their targets at
+    the nominal rates (|z| ≤ 1, 2, 3: 70%, 96%, 100% of 107 runs): it is info. ``error_ess`` and
+    ``error_rhat`` are kept for callers that want the old rule.
     """
     if num_chains is not None:
         max_rhat = rhat_limit(ess_value, num_chains, max_rhat)
@@ -282,12 +284,13 @@ def check_slow_mixing(
     what = (
         "the estimate cannot be trusted: the soft directions have not reached equilibrium"
         if error
-        else "the error bar understates the uncertainty"
+        else "λ̂ may or may not depend on them: its own trace's mixing and drift are tested by "
+        "the stopping rule (still_relaxing)"
     )
     return (
         Finding(
             "slow_mixing",
-            "error" if error else "warning",
+            "error" if error else "info",
             f"{subject} mix slowly ({measured}: "
             + ", ".join(parts)
             + f"); the loss trace's ESS does not see this; {what}; {fix}",

@@ -48,6 +48,7 @@ from numeric.batching import (
     diverged_finding,
     switch_finding,
 )
+from numeric.budget import Budget, budget_findings
 from numeric.cooling import cooled_plan, cooler_options, heating_finding
 from numeric.critical import check_gradient, gradient_shift
 from numeric.denormals import flushing_denormals
@@ -56,7 +57,7 @@ from numeric.findings import Finding, check_step_size
 from numeric.localisation import plan_beyond_quadratic
 from numeric.model import LossFn, Problem, setup_problem
 from numeric.module_loss import ModuleLoss, from_module
-from numeric.options import Gradient, LLCOptions, OnDivergence, Preconditioning
+from numeric.options import DEFAULT_RTOL, Gradient, LLCOptions, OnDivergence, Preconditioning
 from numeric.plan import LLCPlan, make_plan
 from numeric.restarts import can_restart, final_divergence, restart_finding, restart_options
 from numeric.restrict import require_eval_mode
@@ -69,7 +70,7 @@ from numeric.result import (
 from numeric.run import one_run
 from numeric.run_config import run_config
 from numeric.run_findings import reach_findings, slow_findings
-from numeric.sampling import LOSS_ESS, SLOW_ESS, check_still_relaxing
+from numeric.sampling import check_precision
 from numeric.settle import settling_finding
 from numeric.soft import check_soft_directions
 from numeric.spreading import escalate
@@ -106,9 +107,24 @@ def estimate_llc(
     on_divergence: OnDivergence = "raise",
     progress: bool | None = None,
     compile: bool = False,
-    step_check: bool = True,
+    step_check: bool | None = None,
+    rtol: float = DEFAULT_RTOL,
+    target_stderr: float | None = None,
+    time_budget: float | None = None,
 ) -> LLCEstimate:
     r"""Estimate the local learning coefficient at ``params`` (= w*) with SGLD.
+
+    With automatic lengths (``num_draws`` None) the draws stop when the answer is known: λ̂'s
+    standard error is at most ``rtol``·|λ̂| (default 10%; 0.05 or less to compare checkpoints
+    finely) or ``target_stderr``, λ̂'s own loss
+    trace has 100 effective draws and λ̂ no longer moves between the halves of the draws
+    (``sampling.draws_until_precise``). ``time_budget`` (seconds) bounds the whole estimate: the
+    burn-in ends by 40% of it, the draws by 75% (95% without the step-size check), and the check
+    runs only where it fits; a phase cut short is named in the ``time_budget`` finding, and lengths
+    then depend on the machine's speed (``numeric.budget``). Ctrl-C during the draws ends them and
+    returns the estimate from the draws so far, with the ``interrupted`` finding. Each phase ends
+    with a line on the ``numeric`` logger (INFO): ``logging.basicConfig(level=logging.INFO)``
+    shows a run's progress where stderr is not a terminal.
 
     ``loss_fn(params, batch)`` returns the mean loss of ``batch`` for a dict of tensors ``params``
     (see ``from_module``); it must be traceable by ``torch.func.vmap`` (no ``.item()``, no
@@ -179,7 +195,10 @@ def estimate_llc(
     settings, so later estimates on the same model do not compile again. Worth it for long runs
     and for many estimates of one architecture (checkpoints, sweeps).
 
-    ``step_check`` (default on): after the draws the chains go on at ε/2, then at ε again, and
+    ``step_check`` (default: on with minibatch gradients, a given ``step_size`` or Euler steps;
+    off on the full batch at the automatic ε, whose exact gradients leave LM and BAOAB a bias
+    second order in ε for a smooth loss; pass True for a non-smooth one, such as a ReLU network):
+    after the draws the chains go on at ε/2, then at ε again, and
     ``LLCEstimate.step_check`` holds λ̂(ε), λ̂(ε/2), λ̂ at ε after the check, the bias
     b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches at ε either side of the check) and the
     extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard errors (and λ̂ at ε did not drift
@@ -208,6 +227,9 @@ def estimate_llc(
         anchor_every=anchor_every,
         compile=compile,
         step_check=step_check,
+        rtol=rtol,
+        target_stderr=target_stderr,
+        time_budget=time_budget,
     )
     require_eval_mode(loss_fn)  # before any forward pass: batch norm would update its statistics
     # chains running away before a divergence is raised overflow the statistics' squares, which
@@ -224,8 +246,9 @@ def _estimate_llc(
     batch (``numeric.batching``), or, where that diverges (its projection, made at the
     minibatch run's ε, then no longer holds: no restart), the minibatch runs without the
     switch."""
+    clock = Budget(opts.time_budget)
     problem = setup_problem(loss_fn, params, data, opts)
-    outcome = _runs(problem, opts, switchable=_may_switch(problem, opts))
+    outcome = _runs(problem, opts, clock, switchable=_may_switch(problem, opts))
     if not isinstance(outcome, FullBatchCase):
         return outcome
     n, batch = problem.n, problem.batch_size
@@ -233,13 +256,15 @@ def _estimate_llc(
     try:
         full = setup_problem(loss_fn, params, data, full_opts)
     except InvalidInputError:  # the full batch does not fit in memory: minibatches as before
-        return _runs(problem, opts, switchable=False)
+        return _runs(problem, opts, clock, switchable=False)
     try:
         switched = (switch_finding(outcome, n, batch),)
-        return _runs(full, full_opts, switchable=False, restartable=False, before=switched)
+        return _runs(full, full_opts, clock, switchable=False, restartable=False, before=switched)
     except DivergenceError as err:
         said = f"chain {err.chain} at step {err.step}, ε = {err.step_size:.3g}"
-        return _runs(problem, opts, switchable=False, before=(diverged_finding(said, n, batch),))
+        return _runs(
+            problem, opts, clock, switchable=False, before=(diverged_finding(said, n, batch),)
+        )
 
 
 def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
@@ -258,6 +283,7 @@ def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
 def _runs(
     problem: Problem,
     opts: LLCOptions,
+    clock: Budget,
     *,
     switchable: bool,
     restartable: bool = True,
@@ -266,15 +292,16 @@ def _runs(
     """The plan and its runs (restarted after a divergence with a smaller ε where
     ``restartable``, or once with more friction where the draws ran hot) and the estimate, its
     findings after ``before``; with ``switchable``, the case for the full batch instead where a
-    warm-up makes it."""
+    warm-up makes it. Each run plans within what is left of ``clock`` (``numeric.budget``); the
+    heating restart is skipped where less than half of a time budget is left."""
     plan = make_plan(problem, opts)
     restarts: list[Finding] = []
     cooled: tuple[Finding, ...] = ()  # the heating restart (``numeric.cooling``), at most one
     while True:
         try:
-            ran = one_run(problem, plan, opts, switchable)
+            ran = one_run(problem, plan, opts, switchable, clock.rest())
         except DivergenceError as err:  # automatic ε: restart with a smaller one
-            if not (restartable and can_restart(opts, restarts)):
+            if not (restartable and can_restart(opts, restarts) and clock.left() > 0):
                 final = final_divergence(err, restarts, opts.gamma, plan, problem.w_star.dtype)
                 if final is err:
                     raise
@@ -286,12 +313,13 @@ def _runs(
         if isinstance(ran, FullBatchCase):
             return ran
         run_plan, warm, drawn, alive = ran
-        cooler = None if cooled else cooler_options(opts, run_plan, warm, drawn)
+        rerun = not cooled and clock.can_rerun()
+        cooler = cooler_options(opts, run_plan, warm, drawn) if rerun else None
         if cooler is None:
             break
         cooled = (heating_finding(warm, drawn, cooler),)
         opts, plan = cooler, cooled_plan(plan, cooler)
-    found = (*before, *restarts, *cooled)
+    found = (*before, *restarts, *cooled, *budget_findings(warm, drawn, opts.time_budget))
     return _estimate(problem, run_plan, opts, warm, drawn, alive, found)
 
 
@@ -323,12 +351,15 @@ def _estimate(
             plan, tuning, warm.num_burnin, int(drawn.num_draws), stats.mean, stats.stderr
         )
     )
-    target = SLOW_ESS if plan.track_positions else LOSS_ESS
-    findings.extend(check_still_relaxing(drawn.ess_history, target))
+    findings.extend(check_precision(drawn.precision, opts.num_draws is None))
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
-    findings.extend(check_batch_heating(plan, tuning, problem.n, problem.batch_size))
+    findings.extend(
+        check_batch_heating(
+            plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim
+        )
+    )
     checked = None
     if drawn.check is not None:
         checked, stats, found = check_bias(

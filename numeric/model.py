@@ -141,19 +141,31 @@ def _row_numbers(data: Any) -> int:
 
 
 DEFAULT_BATCH = 256  # samples per chain and step, unless the full data cost no more
+# a step's fixed cost (dispatch, the update, the records), in parameter·rows of loss work: ≈ 0.6 ms
+# of eager torch per step on a 2-core CPU, where one row of a 2-parameter loss costs ≈ 5 ns
+STEP_OVERHEAD = 2**18
+FULL_BATCH_COST = 2.0  # the full data where a step on it costs at most this many minibatch steps
 
 
-def default_batch_size(n: int, opts: LLCOptions) -> int:
-    """B = 256, or the full data (B = n: exact gradients) where a step on all n samples costs
-    no more than a control-variate step of 256: the chains share the data, so such a step
-    evaluates (C + 1)·n rows·samples against 2C·256, i.e. n ≤ 512·C/(C + 1) (409 for 4 chains).
-    Measured on the noisy saddle at n = 400 (13 seeds): 2.3× less time, no finding, z within
-    ±2 (`benchmarks/RESULTS.md`)."""
+def step_cost(rows: float, dim: int) -> float:
+    """A step's cost in parameter·rows: ``STEP_OVERHEAD`` plus the loss's work on ``rows`` rows
+    (forward and backward ∝ rows × parameters)."""
+    return STEP_OVERHEAD + rows * dim
+
+
+def default_batch_size(n: int, opts: LLCOptions, dim: int = 1) -> int:
+    """B = 256, or the full data (B = n: exact gradients) where a step on all n samples costs at
+    most ``FULL_BATCH_COST`` control-variate steps of 256 (``step_cost``): the chains share the
+    data, so such a step evaluates (C + 1)·n rows against 2C·256, and for small models both are
+    dwarfed by the step's fixed cost. Exact gradients do not heat the chains, so BAOAB stays at
+    critical damping and no step-size check is needed: the noisy saddle y = x·w1·w2 (n = 10⁴, 4
+    chains) took 15,000 burn-in steps at the friction the minibatch heating asked for (ξ = 79)
+    and 428 on the full batch, at 0.9 ms a step against 0.6 (``benchmarks/RESULTS.md``)."""
     c = opts.num_chains
     cheap = (
         opts.gradient == "control_variate"
         and not opts.anchor_every  # anchors asked for: minibatches
-        and (c + 1) * n <= 2 * c * DEFAULT_BATCH
+        and step_cost((c + 1) * n, dim) <= FULL_BATCH_COST * step_cost(2 * c * DEFAULT_BATCH, dim)
     )
     return n if n <= DEFAULT_BATCH or cheap else DEFAULT_BATCH
 
@@ -286,7 +298,9 @@ def setup_problem(
     if n < 1:
         raise InvalidInputError("data is empty (n = 0)")
     nbeta, nbeta_rule = default_nbeta(n, opts.nbeta)
-    bsz = default_batch_size(n, opts) if opts.batch_size is None else opts.batch_size
+    bsz = (
+        default_batch_size(n, opts, w_star.numel()) if opts.batch_size is None else opts.batch_size
+    )
     if bsz > n:
         raise InvalidInputError(
             f"batch_size = {bsz} is more than the n = {n} samples of the data (minibatches are "

@@ -111,6 +111,10 @@ def check_dtype(value: Any, *, optional: bool) -> None:
         raise InvalidInputError(f"dtype must be a floating-point torch.dtype, got {value!r}")
 
 
+# the sequential stopping rule's relative precision: λ̂ ± 10% (1 standard error). At a singular
+# point λ̂'s own trace mixes slowly (the noisy saddle y = x·w1·w2, n = 10⁴, 4 chains: τ ≈ 80
+# steps, so 5% took 20,000 draws a chain, 36 s; 10% takes a quarter of that)
+DEFAULT_RTOL = 0.1
 DEFAULT_STEP_SCALE = 0.25  # the automatic step ε = step_scale/κ (ε·κ < 4 keeps Langevin stable)
 SEED_LIMIT = 2**64  # a torch generator's seeds are below this
 SIDE_SEED_OFFSET = 7_919  # side streams (reach probes, Lanczos start vectors): seed + this
@@ -158,6 +162,10 @@ class SamplerOptions:
     # the largest ε the automatic rule may choose: a restart sets it below the diverged run's ε
     # (``restarts.restart_options``), not a user setting
     max_step_size: float = math.inf
+    # automatic draws stop once λ̂'s standard error is at most rtol·|λ̂| (or ``target_stderr``)
+    rtol: float = DEFAULT_RTOL
+    target_stderr: float | None = None
+    time_budget: float | None = None  # seconds for the whole estimate (``numeric.budget``)
 
     def __post_init__(self) -> None:
         check_real("nbeta", self.nbeta, low=0, strict=True, optional=True)
@@ -193,6 +201,9 @@ class SamplerOptions:
             )
         check_choice("on_divergence", self.on_divergence, ("raise", "continue"))
         check_bool("progress", self.progress, optional=True)
+        check_real("rtol", self.rtol, low=0, strict=True, high=1.0 + 1e-12)
+        check_real("target_stderr", self.target_stderr, low=0, strict=True, optional=True)
+        check_real("time_budget", self.time_budget, low=0, strict=True, optional=True)
         if not (_is_real(self.max_step_size) and self.max_step_size > 0):
             raise InvalidInputError(
                 f"max_step_size must be > 0 (or inf), got {self.max_step_size!r}"
@@ -213,7 +224,7 @@ class LLCOptions(SamplerOptions):
     full_loss_every: int | None = None
     anchor_every: int | None = None
     compile: bool = False
-    step_check: bool = True
+    step_check: bool | None = None  # None: where the gradients are minibatches
     # the least friction the automatic rule may choose: the heating restart sets it where the
     # chains were heated more than the warm-up measured (``numeric.cooling``), not a user setting
     min_friction: float = 0.0
@@ -243,7 +254,16 @@ class LLCOptions(SamplerOptions):
         check_device(self.device)
         check_dtype(self.dtype, optional=True)
         check_bool("compile", self.compile)
-        check_bool("step_check", self.step_check)
+        check_bool("step_check", self.step_check, optional=True)
+
+
+def wants_step_check(opts: LLCOptions, full_batch: bool) -> bool:
+    """``step_check`` as given, or by default (None): on with minibatch gradients, with a given
+    ``step_size`` and with Euler steps (a first-order bias in ε), off on the full batch at the
+    automatic ε with LM or BAOAB, whose bias is second order for a smooth loss."""
+    if opts.step_check is not None:
+        return opts.step_check
+    return not full_batch or opts.step_size is not None or opts.integrator == "euler"
 
 
 @dataclass(frozen=True)

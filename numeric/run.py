@@ -10,11 +10,12 @@ from torch import Tensor
 
 from numeric import sgld
 from numeric.batching import FullBatchCase, switch_to_full_batch
+from numeric.budget import Budget
 from numeric.chains import Chains, default_progress
 from numeric.kernel import AnchoredBlock, Kernel, cache_key
 from numeric.model import Problem
 from numeric.momentum import momentum_plan
-from numeric.options import LLCOptions
+from numeric.options import LLCOptions, wants_step_check
 from numeric.plan import LLCPlan
 from numeric.probes import DataProbes
 from numeric.sampling import sample
@@ -22,6 +23,10 @@ from numeric.settle import draw_until_settled, retuner
 from numeric.step_check import run_check
 from numeric.types import Constants, Draws, Tuning, Warmup
 from numeric.warmup import warm_up
+
+# the step-size check's steps per draw: relaxation (≤ a quarter of the draws) and half the draws
+# at ε/2, then as many at ε (``step_check.check_lengths``)
+CHECK_COST = 1.5
 
 
 class _Switch(Exception):
@@ -33,16 +38,22 @@ class _Switch(Exception):
 
 
 def one_run(
-    problem: Problem, plan: LLCPlan, opts: LLCOptions, switchable: bool = False
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    switchable: bool = False,
+    clock: Budget | None = None,
 ) -> tuple[LLCPlan, Warmup, Draws, Tensor] | FullBatchCase:
     """One run of the chains from w*: warm-up, draws and the step-size check's draws at ε/2
     (``numeric.step_check``), the random stream from ``opts.seed``; the plan the run ended with
     (warm-up may switch LM to BAOAB: ``numeric.momentum``). With ``switchable``, the case for
-    the full batch where the warm-up makes it (``batching.switch_to_full_batch``), instead."""
+    the full batch where the warm-up makes it (``batching.switch_to_full_batch``), instead.
+    ``clock``: the run's time budget (``numeric.budget``); the step-size check runs only where
+    its projected time fits in what is left of it, and none after draws cut short."""
     gen = torch.Generator(device=problem.w_star.device)
     gen.manual_seed(opts.seed)
     kern = run_kernel(problem, plan, opts)
-    with start_chains(problem, plan, opts, kern, gen) as chains:
+    with start_chains(problem, plan, opts, kern, gen, clock) as chains:
         probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale, opts.seed)
 
         def switch(tuning: Tuning) -> LLCPlan | None:
@@ -56,7 +67,7 @@ def one_run(
         def ask_switch(tuning: Tuning) -> None:
             """The full batch instead, once the raised friction makes the case for it."""
             case = switch_to_full_batch(
-                probes.plan, tuning, problem.n, problem.batch_size, opts.num_chains
+                probes.plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim
             )
             if case is not None:
                 raise _Switch(case)
@@ -79,10 +90,14 @@ def one_run(
             steps_done=lambda: chains.steps_done,
             retune=retuner(plan, opts, probes.heating, probes.check_curvature),
         )  # fmt: skip
-        if opts.step_check:
-            drawn = drawn._replace(
-                check=run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
-            )
+        if wants_step_check(opts, problem.full_batch) and drawn.stopped is None:
+            seconds = CHECK_COST * drawn.num_draws * chains.seconds_per_step()
+            if seconds <= chains.clock.left():
+                drawn = drawn._replace(
+                    check=run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
+                )
+            else:
+                drawn = drawn._replace(stopped="check_skipped")
     return plan, warm, drawn, chains.alive
 
 
@@ -119,7 +134,12 @@ def run_kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
 
 
 def start_chains(
-    problem: Problem, plan: LLCPlan, opts: LLCOptions, kern: Kernel, gen: torch.Generator
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    kern: Kernel,
+    gen: torch.Generator,
+    clock: Budget | None = None,
 ) -> Chains:
     """Every chain at w*, with a fresh noise draw (the first draw from ``gen``)."""
     model = problem.model
@@ -139,4 +159,5 @@ def start_chains(
         on_divergence=opts.on_divergence,
         progress=default_progress(opts.progress),
         total_hint=(opts.num_burnin or 1000) + (opts.num_draws or 1000),
+        clock=clock,
     )

@@ -7,12 +7,14 @@ curvature outgrew the step (``numeric.stiffness``), settled around a point other
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from numeric.centre import check_off_centre
+from numeric.data import take
 from numeric.diagnostics import direction_mixing
 from numeric.findings import Finding, check_draws_capped, check_slow_mixing
 from numeric.model import Problem
@@ -21,6 +23,7 @@ from numeric.plan import LLCPlan
 from numeric.reach import unreached_region
 from numeric.resolution import check_resolution, check_rounding
 from numeric.result import ChainSummary, FullDataLLC
+from numeric.sampling import MAX_DRAWS
 from numeric.spreading import check_spreading
 from numeric.stiffness import check_stiffer_in_draws
 from numeric.types import Draws, Warmup
@@ -75,7 +78,7 @@ def slow_findings(
         )
     if drawn.wanted is not None and given:
         out.extend(check_draws_given(drawn.wanted, int(drawn.num_draws), t_relax))
-    elif drawn.wanted is not None:
+    elif drawn.wanted is not None and drawn.num_draws >= MAX_DRAWS:  # the cap bound
         out.extend(
             check_draws_capped(
                 drawn.wanted,
@@ -135,5 +138,29 @@ def reach_findings(
             levels,
             opts.gamma + opts.prior_precision,
             opts.seed,
+            delta_grad=_subset_delta(problem),
+            work_per_point=float(min(problem.n, DESCENT_ROWS) * problem.dim),
         )
     )
+
+
+DESCENT_ROWS = 2048  # samples the unreached-region check's descent uses (its ends use all n)
+
+
+def _subset_delta(problem: Problem) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
+    """(nβ·(L_S(w) − L_S(w*)), its gradient) on the first ``DESCENT_ROWS`` samples S: where the
+    probes go down (``reach.descend``) a subset finds the basins, at a fraction of the cost."""
+    model, nbeta = problem.model, problem.nbeta
+    idx = torch.arange(min(problem.n, DESCENT_ROWS), device=problem.w_star.device)
+    batch = take(model.data, idx)
+    with torch.no_grad():
+        ref = model.shared_batch(problem.w_star[None], batch)[0]
+
+    def delta_grad(w: Tensor) -> tuple[Tensor, Tensor]:
+        with torch.enable_grad():
+            ww = w.detach().requires_grad_(True)
+            values = model.shared_batch(ww, batch)
+            (grad,) = torch.autograd.grad(values.sum(), ww)
+        return nbeta * (values.detach() - ref), nbeta * grad
+
+    return delta_grad

@@ -2,18 +2,20 @@ r"""After warm-up: how many draws, recording them, and extending them until they
 
 Rules (recorded in ``LLCEstimate.config``):
 
-* **Draws** (``choose_num_draws``): enough for ≈ ``TARGET_ESS`` effective samples over all chains
-  given the autocorrelation time τ measured on the last two burn-in blocks
-  (``draws_from_tail``), and for ≈ ``SLOW_ESS`` effective samples of the slowest relevant
-  direction (its autocorrelation time is ≈ 2t), within [``MIN_DRAWS``, ``MAX_DRAWS``] per chain;
-  the ``draws_capped`` finding says when the cap binds.
-* **Extension** (``draws_until_mixed``): where the chains spread along flat directions draws are
-  added (at most ``MAX_DRAWS`` per chain, ``MAX_EXTENSIONS`` extensions, at least doubling once
-  the ESS stops growing with the draws) until ‖w − w*‖² has ESS ``SLOW_ESS``;
-  elsewhere until the loss trace has ESS ``LOSS_ESS`` (its τ, measured on 200 burn-in steps, can
-  be far too short: 4 chains of a 10⁶-parameter deep linear network gave ESS 52 from 4,099
-  draws). The rule reads only the mixing (ESS), never the estimate. Where the ESS fell as draws
-  were added and ended short, the chains were still drifting: ``still_relaxing`` (an error).
+* **Draws** (``choose_num_draws``): a first chunk of ≈ ``TARGET_ESS`` effective samples over all
+  chains given the autocorrelation time τ measured on the last two burn-in blocks
+  (``draws_from_tail``), within [``MIN_DRAWS``, ``MAX_DRAWS``] per chain. The draws the slowest
+  relevant direction asks for (≈ ``SLOW_ESS`` effective samples at an autocorrelation time of 2t)
+  are a diagnostic: ``draws_capped`` where the cap bound while they asked for more.
+* **Sequential stopping** (``draws_until_precise``): draws are added (at most ``MAX_DRAWS`` per
+  chain, ``MAX_EXTENSIONS`` extensions, each projected from the standard error so far) until the
+  answer is known: λ̂'s standard error at most ``rtol``·|λ̂| (or ``target_stderr``), its loss
+  trace at least ``MIN_LOSS_ESS`` effective draws (the burn-in's τ can be far too short: 4 chains
+  of a 10⁶-parameter deep linear network gave ESS 52 from 4,099 draws), and λ̂ no longer moving
+  between the halves of the draws. The slow directions' mixing (``SLOW_ESS`` of ‖w − w*‖² or
+  of the drift on them) is reported (``slow_mixing``), not a length: λ̂ is what is estimated.
+  Where the rule ends unmet: ``still_relaxing`` (λ̂ still moving), ``imprecise``.
+  The potential estimator extends on the positions' ESS (``draws_until_mixed``).
 * **Full-data losses**: L_n at the chains every ``full_loss_every`` draws (default ⌈n/B⌉, at
   most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``; with them
   the chains' spread ‖w − w*‖², for ``numeric.spreading``, and each chain's running sum of
@@ -32,18 +34,23 @@ import torch
 from torch import Tensor
 
 from numeric import sgld
+from numeric.budget import DRAWS_SHARE, DRAWS_SHARE_NO_CHECK, Stopped
 from numeric.centre import CentreSum
 from numeric.chains import Chains
 from numeric.diagnostics import autocorr_time, direction_ess, direction_rhat
 from numeric.findings import Finding
-from numeric.options import LLCOptions
+from numeric.observable import observable
+from numeric.options import LLCOptions, wants_step_check
 from numeric.plan import LLCPlan
 from numeric.reach import MAX_DIM
+from numeric.result import chain_stats
 from numeric.stiffness import END_CHECK_ITERS
-from numeric.types import Draws, Trace, Tuning, Warmup
+from numeric.types import Draws, Precision, Trace, Tuning, Warmup
 from numeric.warmup import Heating, Measure, relax
 
-MIN_DRAWS, MAX_DRAWS, TARGET_ESS = 200, 20_000, 400.0
+# the first chunk of automatic draws aims at TARGET_ESS effective samples (the stopping rule
+# extends it as far as λ̂'s precision needs)
+MIN_DRAWS, MAX_DRAWS, TARGET_ESS = 200, 20_000, 100.0
 SLOW_ESS = 400.0  # effective samples wanted of the slowest direction / of ‖w − w*‖²
 # automatic draws are extended while the loss trace's ESS is below this (its autocorrelation time
 # was measured on 200 burn-in steps, which cannot see a longer one)
@@ -107,32 +114,93 @@ def draws_until_mixed(
     return tr, num_draws, (pos_ess, rhat), tuple(history)
 
 
-def check_still_relaxing(
-    history: tuple[tuple[int, float], ...], target_ess: float
-) -> tuple[Finding, ...]:
-    """The draws were extended but the ESS ended short of ``target_ess`` after falling as draws
-    were added: the chains were still drifting when the draws began. An error: on a trained
-    64-150-10 MLP (digits) the loss ESS went 131, 91, 68 over 221, 370, 893 draws and the rule
-    (then three extensions) stopped at 2,892 draws and ESS 84 with λ̂ = 58.2 ± 2.5, where a 4×
-    longer run gave 45.6 ± 1.4."""
-    if len(history) < 2 or not history[-1][1] < target_ess:
+def precision_of(delta: np.ndarray, nbeta: float, rtol: float, target: float | None) -> Precision:
+    """``Precision`` of nβ·``delta`` [chain, draw]: se = max(between-chain, ESS-based), the
+    standard error ``numeric.result`` reports; wanted = max(``rtol``·|λ̂|, ``target``)."""
+    st = chain_stats(delta, nbeta)
+    half = delta.shape[1] // 2
+    if half >= 4:
+        first, second = chain_stats(delta[:, :half], nbeta), chain_stats(delta[:, half:], nbeta)
+        drift, drift_se = second.mean - first.mean, math.hypot(first.stderr, second.stderr)
+    else:
+        drift, drift_se = math.nan, math.nan
+    wanted = max(rtol * abs(st.mean), target or 0.0)
+    return Precision(st.mean, st.stderr, wanted, st.ess, drift, drift_se)
+
+
+def draws_until_precise(
+    draws: Callable[[int], Trace],
+    num_draws: int,
+    precision: Callable[[Trace], Precision],
+    *,
+    max_draws: int,
+    stopped: Callable[[], bool],
+    rounds: int = MAX_EXTENSIONS,
+) -> tuple[Trace, int, tuple[tuple[int, float], ...], Precision]:
+    """The sequential stopping rule of automatic draws: ``num_draws`` draws, then more
+    (``Precision.more_draws``) until λ̂'s standard error reaches its target, its loss trace has
+    ``MIN_LOSS_ESS`` effective draws and λ̂ no longer moves between the halves of the draws, or
+    ``max_draws`` per chain, ``rounds`` extensions, or ``stopped()`` (the time budget or Ctrl-C
+    ended the draws). Returns the traces, the draws, (draws, ESS) after each measurement and
+    the last ``Precision``."""
+    tr = draws(num_draws)
+    num_draws = tr.steps
+    p = precision(tr)
+    history = [(num_draws, p.ess)]
+    for _ in range(rounds):
+        if p.done or stopped():
+            break
+        more = min(p.more_draws(num_draws), max_draws - num_draws)
+        if more <= 0:
+            break
+        tr = Trace.join([tr, draws(more)])
+        num_draws = tr.steps
+        p = precision(tr)
+        history.append((num_draws, p.ess))
+    return tr, num_draws, tuple(history), p
+
+
+UNSETTLED = 0.05  # λ̂'s move between the halves of its draws, as a share of λ̂, that is an error
+
+
+def check_precision(p: Precision | None, automatic: bool) -> tuple[Finding, ...]:
+    """What the stopping rule did not reach where the draws ended (``Precision``):
+    ``still_relaxing`` where λ̂ over the second half of the draws differs from the first half by
+    ``SETTLED_Z`` standard errors (an error where the move is also over ``UNSETTLED`` of λ̂: the
+    estimate is then an average over a trace still on its way, as on a trained 64-150-10 MLP whose
+    automatic run read 58.2 ± 2.5 where a 4× longer one read 45.6 ± 1.4); ``imprecise`` (info)
+    where automatic draws ended above their standard-error target."""
+    if p is None or not math.isfinite(p.mean):
         return ()
-    peak = max(e for _, e in history[:-1])
-    if not history[-1][1] < peak:
-        return ()
-    trail = ", ".join(f"{e:.0f}" for _, e in history)
-    sizes = ", ".join(str(n) for n, _ in history)
-    return (
-        Finding(
-            "still_relaxing",
-            "error",
-            f"the effective sample size fell as draws were added ({trail} over {sizes} draws per "
-            f"chain), short of {target_ess:.0f}: the chains were still moving when the draws "
-            "began, and λ̂ is biased toward where they started; run longer (num_burnin several "
-            "times the automatic one), or raise gamma so that they settle sooner",
-            {"ess": history[-1][1], "peak_ess": peak, "draws": float(history[-1][0])},
-        ),
-    )
+    out = []
+    if not p.settled:
+        share = abs(p.drift) / abs(p.mean) if p.mean else math.inf
+        error = share > UNSETTLED
+        out.append(
+            Finding(
+                "still_relaxing",
+                "error" if error else "warning",
+                f"λ̂ moved by {p.drift:+.3g} ± {p.drift_stderr:.2g} ({share:.1%} of λ̂ = "
+                f"{p.mean:.4g}) from the first half of the draws to the second: the chains were "
+                "still relaxing, and λ̂ leans toward where they started; "
+                + ("it cannot be used as it is; " if error else "")
+                + "run longer (num_burnin several times the automatic one), or raise gamma so "
+                "that they settle sooner",
+                {"drift": p.drift, "drift_stderr": p.drift_stderr, "share": share},
+            )
+        )
+    if automatic and not p.precise:
+        out.append(
+            Finding(
+                "imprecise",
+                "info",
+                f"the draws ended at a standard error of {p.stderr:.2g}, above the target "
+                f"{p.wanted:.2g} (rtol·|λ̂| or target_stderr): more draws (num_draws), more "
+                "chains, or a looser rtol",
+                {"stderr": p.stderr, "wanted": p.wanted},
+            )
+        )
+    return tuple(out)
 
 
 def choose_num_draws(
@@ -144,10 +212,7 @@ def choose_num_draws(
         return opts.num_draws, rule_draws(warm, plan, num_chains)
     tail = warm.tail
     num = draws_from_tail(tail, num_chains) if tail is not None and tail.steps >= 50 else 1000
-    wanted = rule_draws(warm, plan, num_chains)
-    if wanted is None:
-        return num, None
-    return max(num, min(wanted, MAX_DRAWS)), wanted
+    return num, rule_draws(warm, plan, num_chains)
 
 
 def slow_draws(t: float, num_chains: int) -> float:
@@ -185,17 +250,25 @@ class DataDraws:
         # the stride doubled when full, so that they span the whole run, not its first part
         self.visited: list[Tensor] = []
         self.evaluations, self.stride = 0, 1
+        self.stopped: str | None = None  # "time_budget" or "interrupted" where draws were cut
 
     def __call__(self, count: int) -> Trace:
+        """``count`` draws (fewer where the clock or Ctrl-C stopped them: ``stopped``)."""
         self.chains.phase("draws", count)
         parts, done, every = [], 0, self.every
-        while done < count:
+        while done < count and self.stopped is None:
             k = min(every, count - done) if every else count - done
-            parts.append(
-                self.chains.advance(
-                    k, self.tuning, track_dist=self.track_positions, track_obs=True, norms=True
+            try:
+                parts.append(
+                    self.chains.advance(
+                        k, self.tuning, track_dist=self.track_positions, track_obs=True, norms=True
+                    )
                 )
-            )
+            except Stopped as stop:
+                self.stopped = stop.reason
+                if stop.trace is not None:
+                    parts.append(stop.trace)
+                break
             done += k
             if k == every:
                 pos = self.chains.position
@@ -234,15 +307,27 @@ def sample(
         epoch = FULL_BATCH_EVERY if batch_size == n else math.ceil(n / batch_size)
         every = max(1, min(epoch, num_draws // 10))
     record = DataDraws(chains, warm.tuning, every, plan.track_positions, full_loss, w_star)
-    trace, num_draws, mixing, history = draws_until_mixed(
-        record,
-        num_draws,
-        record.observable,
-        extend=opts.num_draws is None,
-        target_ess=SLOW_ESS if plan.track_positions else LOSS_ESS,
-        max_draws=MAX_DRAWS,
-        report=plan.track_positions,
-    )
+    checked = wants_step_check(opts, batch_size == n)
+    chains.deadline = chains.clock.deadline(DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK)
+    chains.catch_interrupt = True
+    try:
+        trace, num_draws, history, precision = draws_until_precise(
+            record,
+            num_draws,
+            lambda tr: precision_of(
+                observable(tr, chains.alive.cpu().numpy()), chains.nbeta, opts.rtol,
+                opts.target_stderr,
+            ),
+            max_draws=MAX_DRAWS if opts.num_draws is None else num_draws,
+            stopped=lambda: record.stopped is not None,
+            rounds=MAX_EXTENSIONS if opts.num_draws is None else 0,
+        )  # fmt: skip
+    finally:
+        chains.catch_interrupt = False
+    mixing = (math.nan, math.nan)
+    if plan.track_positions:
+        obs = record.observable(trace)
+        mixing = (direction_ess(obs), direction_rhat(obs))
     t = warm.tuning
     inflation = heating(t, sgld.noise_heating(t.step_size, plan.integrator, t.friction))
     kappa_end = check(None, END_CHECK_ITERS)[0] if check is not None else math.nan
@@ -260,4 +345,6 @@ def sample(
         spread=(torch.stack(record.spreads).double().cpu().numpy() if record.spreads else None),
         kappa_end=kappa_end,
         centre=record.centre.mean(),
+        stopped=record.stopped,
+        precision=precision,
     )

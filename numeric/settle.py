@@ -49,7 +49,7 @@ def draw_until_settled(
     draws made burn-in) and those draws, with ``Draws.settled`` the rounds."""
     drawn = draw(warm)
     rounds: list[Round] = []
-    while automatic and len(rounds) < MAX_ROUNDS:
+    while automatic and len(rounds) < MAX_ROUNDS and drawn.stopped is None:
         found = still_spreading(drawn.spread, alive())
         if found is None:
             break

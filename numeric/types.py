@@ -159,6 +159,50 @@ class Warmup(NamedTuple):
     step_size_rule: str
     findings: tuple[Finding, ...] = ()  # potentials: plain_mala_creeps
     metric: bool = False  # potentials: position-dependent steps on
+    cut: bool = False  # the time budget ended the burn-in early (``numeric.budget``)
+
+
+MIN_LOSS_ESS = 100.0  # effective draws of λ̂'s own trace before its error bar is believed
+SETTLED_Z = 3.0  # |λ̂(second half) − λ̂(first half)| / se from which λ̂ is still moving
+
+
+class Precision(NamedTuple):
+    """λ̂ over the draws so far, its standard error against the target ``wanted``, the loss
+    trace's ESS, and λ̂'s move from the first half of the draws to the second (± its se)."""
+
+    mean: float
+    stderr: float
+    wanted: float
+    ess: float
+    drift: float
+    drift_stderr: float
+
+    @property
+    def precise(self) -> bool:
+        return self.stderr <= self.wanted
+
+    @property
+    def settled(self) -> bool:
+        return not abs(self.drift) >= SETTLED_Z * self.drift_stderr
+
+    @property
+    def done(self) -> bool:
+        return self.precise and self.ess >= MIN_LOSS_ESS and self.settled
+
+    def more_draws(self, num_draws: int) -> int:
+        """Draws per chain to add: the standard error falls as 1/√draws, so (se/wanted)² − 1
+        times the draws so far (10% over), as many again for the ESS floor, and at least as
+        many as there are where λ̂ still moves (the first draws then weigh half as much)."""
+        grow = 0.0
+        if not self.precise and self.wanted > 0:
+            grow = max(grow, 1.1 * (self.stderr / self.wanted) ** 2 - 1.0)
+        if self.ess < MIN_LOSS_ESS:
+            grow = max(grow, 1.1 * MIN_LOSS_ESS / max(self.ess, 1.0) - 1.0)
+        if not self.settled:
+            grow = max(grow, 1.0)
+        if not math.isfinite(grow):  # a standard error that is not finite: double
+            grow = 1.0
+        return max(math.ceil(num_draws * max(grow, 0.25)), 1)
 
 
 class CheckDraws(NamedTuple):
@@ -192,3 +236,7 @@ class Draws(NamedTuple):
     centre: Tensor | None = None  # each chain's mean of w − w* [C, D] (``numeric.centre``)
     # (draws per chain, growth, z) of each round of draws made burn-in (``numeric.settle``)
     settled: tuple[tuple[int, float, float], ...] = ()
+    # "time_budget" or "interrupted": the draws were cut short; "check_skipped": the step-size
+    # check did not fit in the time budget
+    stopped: str | None = None
+    precision: Precision | None = None  # λ̂'s precision where the draws stopped

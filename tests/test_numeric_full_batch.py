@@ -40,7 +40,7 @@ def test_full_batch_keeps_critical_friction_where_minibatches_raise_it() -> None
     gradient is exact (no control variate, no anchors)."""
     loss_fn, w_star, data = _product_regression(2000, 0)
     kw = dict(num_chains=4, seed=1, num_draws=300)
-    mini = numeric.estimate_llc(loss_fn, w_star, data, anchor_every=0, **kw)
+    mini = numeric.estimate_llc(loss_fn, w_star, data, anchor_every=0, batch_size=256, **kw)
     assert mini.config.friction > 2.0 + 1e-9 and mini.config.gradient == "control_variate"
     full = numeric.estimate_llc(loss_fn, w_star, data, batch_size=2000, **kw)
     c = full.config
@@ -184,27 +184,39 @@ def test_compiled_full_batch_estimate_equals_eager() -> None:
 
 
 @pytest.mark.parametrize(
-    ("n", "chains", "gradient", "anchor_every", "batch"),
+    ("n", "chains", "dim", "gradient", "anchor_every", "batch"),
     [
-        (200, 4, "control_variate", None, 200),  # n ≤ 256
-        (409, 4, "control_variate", None, 409),  # 5·409 ≤ 8·256
-        (410, 4, "control_variate", None, 256),
-        (455, 8, "control_variate", None, 455),  # 9·455 ≤ 16·256
-        (300, 1, "control_variate", None, 256),  # 2·300 > 2·256
-        (300, 4, "minibatch", None, 256),  # plain minibatch gradients asked for
-        (300, 4, "control_variate", 16, 256),  # anchors asked for
+        (200, 4, 2, "control_variate", None, 200),  # n ≤ 256
+        # step_cost: 2¹⁸ + (C + 1)·n·D against 2·(2¹⁸ + 2C·256·D)
+        (10_000, 4, 2, "control_variate", None, 10_000),  # 3.6·10⁵ ≤ 5.4·10⁵
+        (30_000, 4, 2, "control_variate", None, 256),  # 5.6·10⁵ > 5.3·10⁵
+        (10_000, 4, 30, "control_variate", None, 256),  # 1.8·10⁶ > 6.5·10⁵
+        (2_000, 8, 12, "control_variate", None, 2_000),  # 4.8·10⁵ ≤ 6.2·10⁵
+        (20_000, 4, 448, "control_variate", None, 256),  # a deep linear network
+        (300, 4, 2, "minibatch", None, 256),  # plain minibatch gradients asked for
+        (300, 4, 2, "control_variate", 16, 256),  # anchors asked for
     ],
 )
 def test_the_default_batch_is_the_data_where_a_step_on_it_costs_no_more(
-    n: int, chains: int, gradient: str, anchor_every: int | None, batch: int
+    n: int, chains: int, dim: int, gradient: str, anchor_every: int | None, batch: int
 ) -> None:
-    """(C + 1)·n rows·samples at the full batch against 2C·256 for a control-variate step."""
+    """The full data where its step costs at most twice a control-variate step of 256, a
+    step's fixed cost (``model.STEP_OVERHEAD``) included."""
     from types import SimpleNamespace
 
     from numeric.model import default_batch_size
 
     opts = SimpleNamespace(num_chains=chains, gradient=gradient, anchor_every=anchor_every)
-    assert default_batch_size(n, opts) == batch
+    assert default_batch_size(n, opts, dim) == batch
+
+
+@pytest.fixture
+def no_step_overhead(monkeypatch):
+    """A step's fixed cost set to 0, as for a model whose loss's work dominates it: minibatches
+    by default where the data's rows cost more than 2C·256 (the switch's domain)."""
+    import numeric.model
+
+    monkeypatch.setattr(numeric.model, "STEP_OVERHEAD", 0)
 
 
 def test_an_estimate_at_n_400_with_the_defaults_runs_on_the_full_batch() -> None:
@@ -248,7 +260,9 @@ def _codes(est: numeric.LLCEstimate) -> set[str]:
     return {f.code for f in est.diagnostics}
 
 
-def test_defaults_switch_to_the_full_batch_where_minibatch_noise_raises_the_friction() -> None:
+def test_defaults_switch_to_the_full_batch_where_minibatch_noise_raises_the_friction(
+    no_step_overhead,
+) -> None:
     """The noisy saddle y = x·w1·w2 (n = 2,000, 8 chains: ``bench_full_batch.py``'s seed 0):
     with the defaults the minibatch noise raises BAOAB's friction and the run restarts on the
     full batch, the same estimate bit for bit as ``batch_size = n`` asked for, with the
@@ -287,7 +301,9 @@ def _regression(n: int = 1000):
     return m.loss_fn, {"w": m.minimiser()}, m.data
 
 
-def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(monkeypatch) -> None:
+def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
+    monkeypatch, no_step_overhead
+) -> None:
     """Where the switched run diverges (once: it is not restarted, its projection made at the
     minibatch run's ε no longer holds), or the full batch's set-up is refused (its memory), the
     estimate is the minibatch run's without the switch (the same numbers); ``full_batch_diverged``
@@ -303,11 +319,11 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(monkeypa
 
     full_runs = []
 
-    def diverging(problem, plan, opts, switchable=False):
+    def diverging(problem, plan, opts, switchable=False, clock=None):
         if problem.full_batch:
             full_runs.append(opts.step_scale)
             raise DivergenceError("diverged", chain=0, step=7, cause="a test", step_size=1e-3)
-        return run(problem, plan, opts, switchable)
+        return run(problem, plan, opts, switchable, clock)
 
     def refusing(loss_fn, params, data, opts):
         if opts.batch_size == 1000:

@@ -168,6 +168,7 @@ def test_a_run_heated_after_its_warm_up_restarts_with_more_friction() -> None:
 
     loss_fn, w_star, data, _ = _product_regression(2000, 0)
     kw = dict(num_chains=4, seed=1, anchor_every=0, integrator="baoab", num_burnin=20)
+    kw["batch_size"] = 256  # minibatches (the defaults take the full batch of this small model)
     est = numeric.estimate_llc(loss_fn, w_star, data, num_draws=300, **kw)
     (found,) = [f for f in est.diagnostics if f.code == "heating_restart"]
     assert found.severity == "info"

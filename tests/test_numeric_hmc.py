@@ -26,10 +26,12 @@ def test_gaussian_target_has_its_closed_form() -> None:
     assert ref.trace.shape == (8, 400) and ref.per_chain.shape == (8,)
 
 
-def test_positions_that_do_not_mix_are_an_error_the_loss_trace_does_not_see() -> None:
+def test_positions_that_do_not_mix_are_named_the_loss_trace_does_not_see() -> None:
     """K = w₁² in two dimensions: w₂ is held by γ alone. With τ = π/2 (the default) both
     coordinates decorrelate each iteration; with τ = 0.05 w₂ barely moves between iterations,
-    while the loss (w₁ only) still mixes."""
+    while the loss (w₁ only) still mixes. Info, not an error: λ̂ does not depend on w₂, and
+    it is right (nβ/(2nβ + 1)); the calibration battery found such coordinate-mixing errors
+    only on correct estimates (``numeric.findings.check_slow_mixing``)."""
     K = lambda w: w[..., 0] ** 2  # noqa: E731
     w0 = torch.zeros(2, dtype=torch.float64)
     good = hmc_llc_potential(K, w0, 1000, num_draws=300, seed=0)
@@ -37,7 +39,9 @@ def test_positions_that_do_not_mix_are_an_error_the_loss_trace_does_not_see() ->
     short = hmc_llc_potential(K, w0, 1000, num_draws=300, trajectory=0.05, seed=0)
     assert short.ess > 400 and short.position_ess < 50
     (slow,) = [f for f in short.diagnostics if f.code == "slow_mixing"]
-    assert slow.severity == "error" and "positions" in slow.message
+    assert slow.severity == "info" and "positions" in slow.message
+    nbeta = 1000 / math.log(1000)
+    assert abs(short.mean - nbeta / (2 * nbeta + 1)) < 4 * short.stderr
 
 
 @pytest.mark.parametrize("seed", [0, 1])

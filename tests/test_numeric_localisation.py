@@ -68,9 +68,12 @@ def test_singular_directions_beside_relevant_ones_are_reported() -> None:
     assert f.severity == "warning" and "gamma" in f.message
 
 
-def _trace_source(drift: float, chains: int = 4, seed: int = 0):
-    """``draws(k)``: k more draws of a [C, k] loss trace, white noise plus a random walk of step
-    sd ``drift`` (0: stationary; 0.04: still moving, its ESS no longer grows with its length)."""
+def _trace_source(
+    drift: float, chains: int = 4, seed: int = 0, level: float = 0.0, trend: float = 0.0
+):
+    """``draws(k)``: k more draws of a [C, k] loss trace, ``level`` plus white noise plus a random
+    walk of step sd ``drift`` (0: stationary; 0.04: still moving, its ESS no longer grows with
+    its length) plus ``trend`` per draw."""
     from numeric.types import Trace
 
     g = torch.Generator().manual_seed(seed)
@@ -79,8 +82,8 @@ def _trace_source(drift: float, chains: int = 4, seed: int = 0):
     def draws(k: int) -> Trace:
         out = torch.empty(chains, k, dtype=DT)
         for i in range(k):
-            walk.add_(drift * torch.randn(chains, generator=g, dtype=DT))
-            out[:, i] = walk + torch.randn(chains, generator=g, dtype=DT)
+            walk.add_(drift * torch.randn(chains, generator=g, dtype=DT) + trend)
+            out[:, i] = level + walk + torch.randn(chains, generator=g, dtype=DT)
         return Trace(out, torch.zeros_like(out))
 
     def observable(t: Trace):
@@ -90,38 +93,37 @@ def _trace_source(drift: float, chains: int = 4, seed: int = 0):
 
 
 def test_a_drifting_trace_is_extended_to_the_cap_and_is_an_error() -> None:
-    """A stationary trace reaches the ESS target and is quiet; one still moving loses ESS as draws
-    are added (35, 94, 8 over 220, 1,393, 3,253 draws), is extended to the cap, and the run is an
-    error (``still_relaxing``) instead of a low_ess warning."""
-    from numeric.sampling import check_still_relaxing, draws_until_mixed
+    """The sequential rule (``sampling.draws_until_precise``): a stationary trace around 5 is
+    precise and settled at once and quiet; one whose level still rises (by 2·10⁻³ a draw) moves
+    between the halves of its draws however many there are, is extended to the cap, and is an
+    error (``still_relaxing``: the move is over 5% of λ̂)."""
+    from numeric.sampling import check_precision, draws_until_precise, precision_of
 
-    draws, obs = _trace_source(0.0)
-    _, n, (ess, _), hist = draws_until_mixed(draws, 220, obs, extend=True, target_ess=200.0,
-                                             max_draws=20_000)  # fmt: skip
-    assert ess >= 200 and n == 220 and check_still_relaxing(hist, 200.0) == ()
-    draws, obs = _trace_source(0.04)
-    _, n, (ess, _), hist = draws_until_mixed(draws, 220, obs, extend=True, target_ess=200.0,
-                                             max_draws=20_000)  # fmt: skip
-    assert n == 20_000 and ess < 20 and hist[2][1] < hist[1][1]
-    (f,) = check_still_relaxing(hist, 200.0)
-    assert (f.code, f.severity) == ("still_relaxing", "error") and f.values["peak_ess"] > 90
+    def precision(t):
+        return precision_of((t.loss - t.ref).numpy(), 1.0, 0.05, None)
+
+    draws, _ = _trace_source(0.0, level=5.0)
+    _, n, hist, p = draws_until_precise(draws, 220, precision, max_draws=20_000,
+                                        stopped=lambda: False)  # fmt: skip
+    assert p.done and n == 220 and len(hist) == 1 and check_precision(p, True) == ()
+    draws, _ = _trace_source(0.0, level=5.0, trend=2e-3)
+    _, n, hist, p = draws_until_precise(draws, 220, precision, max_draws=20_000,
+                                        stopped=lambda: False)  # fmt: skip
+    assert n == 20_000 and not p.settled and [k for k, _ in hist][:3] == [220, 440, 880]
+    (f,) = [f for f in check_precision(p, True) if f.code == "still_relaxing"]
+    assert f.severity == "error" and f.values["share"] > 0.05
 
 
-def test_extensions_continue_past_three_rounds_and_double_once_the_ess_stalls(monkeypatch) -> None:
-    """A loss ESS that falls as draws are added (131, 120, 110, 84), as on the digits MLP's
-    seed-0 run (131, 91, 68, 84 over 221, 370, 893, 2,892 draws, where three extensions
-    stopped): the rule doubles the draws while the ESS falls (the ESS-based size would add less)
-    and goes on past three extensions until the ESS reaches the target."""
-    from numeric import sampling
+def test_more_draws_are_projected_from_the_standard_error() -> None:
+    """se/wanted = 2 asks for 1.1·2² − 1 = 3.4 times the draws so far; an ESS of 50 for
+    1.1·100/50 − 1 = 1.2 times; λ̂ still moving for at least as many again; a standard error that
+    is not finite doubles; at least a quarter more in any case."""
+    from numeric.types import Precision
 
-    seen = iter([131.4, 120.0, 110.0, 84.3, 150.0, 230.0])
-    monkeypatch.setattr(sampling, "direction_ess", lambda obs: next(seen))
-    draws, obs = _trace_source(0.0)
-    _, n, (ess, _), hist = sampling.draws_until_mixed(
-        draws, 221, obs, extend=True, target_ess=200.0, max_draws=20_000, report=False
-    )
-    sizes = [k for k, _ in hist]
-    assert len(hist) == 6 and ess == 230.0 and n == sizes[-1]
-    assert sizes[2] == 2 * sizes[1] and sizes[3] >= 2 * sizes[2]  # stalled: at least doubled
-    assert sizes[4] == sizes[3] + math.ceil(sizes[3] * (220 / 84.3 - 1))  # sized from the ESS
-    assert sampling.check_still_relaxing(hist, 200.0) == ()  # it reached the target
+    settled = dict(drift=0.0, drift_stderr=1.0)
+    assert abs(Precision(1.0, 0.1, 0.05, 500.0, **settled).more_draws(1000) - 3400) <= 1
+    assert abs(Precision(1.0, 0.01, 0.05, 50.0, **settled).more_draws(1000) - 1200) <= 1
+    moving = Precision(1.0, 0.01, 0.05, 500.0, drift=0.5, drift_stderr=0.1)
+    assert not moving.settled and moving.more_draws(1000) == 1000
+    assert Precision(1.0, math.inf, 0.05, 500.0, **settled).more_draws(1000) == 1000
+    assert Precision(1.0, 0.049, 0.05, 500.0, **settled).more_draws(1000) == 250

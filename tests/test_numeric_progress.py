@@ -37,7 +37,7 @@ def _phases(text: str) -> list[str]:
 
 def test_the_bar_names_each_phase_and_changes_no_number(capsys) -> None:
     w, data = _regression()
-    kw = dict(num_chains=2, seed=3, num_draws=200)
+    kw = dict(num_chains=2, seed=3, num_draws=200, step_check=True)
     quiet = numeric.estimate_llc(_loss, w, data, progress=False, **kw)
     assert capsys.readouterr().err == ""
     loud = numeric.estimate_llc(_loss, w, data, progress=True, **kw)

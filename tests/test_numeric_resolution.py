@@ -131,4 +131,6 @@ def test_a_float32_divergence_across_fourteen_decades_names_float64() -> None:
         model.weight.copy_(torch.linalg.lstsq(x, y).solution.T)
     loss_fn, w = numeric.from_module(model.float().eval(), lambda o, t: 0.5 * ((o - t) ** 2).mean())
     with pytest.raises(numeric.DivergenceError, match=r"float32 resolves.*dtype=torch.float64"):
-        numeric.estimate_llc(loss_fn, w, (x.float(), y.float()), nbeta=1e8, num_chains=4, seed=0)
+        numeric.estimate_llc(
+            loss_fn, w, (x.float(), y.float()), nbeta=1e8, num_chains=4, seed=0, batch_size=256
+        )

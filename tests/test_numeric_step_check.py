@@ -95,7 +95,7 @@ def test_check_leaves_the_run_at_eps_untouched() -> None:
 def test_small_step_is_not_corrected() -> None:
     """LM on a Gaussian target samples the configuration exactly: no bias to find."""
     m, w = _linear()
-    est = numeric.estimate_llc(m.loss_fn, w, m.data, num_chains=4, seed=3)
+    est = numeric.estimate_llc(m.loss_fn, w, m.data, num_chains=4, seed=3, step_check=True)
     c = est.step_check
     assert c is not None and not c.applied
     assert abs(c.bias) < SIGNIFICANT * c.bias_stderr
