@@ -5,7 +5,7 @@ a fresh process, twice, with ``TORCHINDUCTOR_CACHE_DIR`` pointing at a new empty
 first process compiles everything (cold: no earlier process has compiled this kernel); the
 second finds the generated code in inductor's FX-graph cache and pays only dynamo's and
 AOTAutograd's tracing (warm: any later process on the same machine, torch and model). A third
-call in the second process reuses the in-process kernel cache (``numeric.kernel``). Same
+call in the second process reuses the in-process kernel cache (``numeric.sampler.kernel``). Same
 settings as ``bench_vs_devinterp`` (8 chains, 200 + 1000 steps, plain SGLD).
 
     python benchmarks/bench_compile_time.py       # ~3 minutes on 2 cores

@@ -1,11 +1,12 @@
-"""What flushing denormals to zero (``numeric.denormals``) buys on a trained classifier (CPU).
+"""What flushing denormals to zero (``numeric.backend.denormals``) buys on a trained classifier
+(CPU).
 
 A ReLU MLP 64-H-10 trained on digits as in ``bench_lau_goals --mlp`` (SGD with Nesterov momentum,
 2,000 steps, batch 64) is confident, so its softmax gives denormal probabilities. Each row is a
 fresh process (its own torch thread count, its own processor flags) that times a whole
 estimate with fixed settings (4 chains, 200 + 1,000 draws, ε = 3.4·10⁻⁵, BAOAB with friction 2,
-no step check), with and without the flags (``numeric.llc.flushing_denormals`` replaced by a
-no-op), and records both λ̂. At w* itself no probability is denormal; the chains move to where
+no step check), with and without the flags (``numeric.run.estimate_llc.flushing_denormals`` replaced
+by a no-op), and records both λ̂. At w* itself no probability is denormal; the chains move to where
 some are.
 
     python benchmarks/bench_denormals.py --hidden 1500 --threads 1,2
@@ -30,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import numeric  # noqa: E402
-import numeric.llc  # noqa: E402
+import numeric.run.estimate_llc  # noqa: E402
 from verification.experiments import sgd, train  # noqa: E402
 from verification.experiments.datasets import digits  # noqa: E402
 from verification.experiments.networks import num_params, relu_mlp  # noqa: E402
@@ -53,7 +54,7 @@ STEP_SIZE = 3.4e-5
 
 def estimate_s(net: torch.nn.Module, data: tuple, flush: bool) -> dict:
     if not flush:
-        numeric.llc.flushing_denormals = contextlib.nullcontext
+        numeric.run.estimate_llc.flushing_denormals = contextlib.nullcontext
     loss_fn, w = numeric.from_module(net, F.cross_entropy)
     start = time.perf_counter()
     est = numeric.estimate_llc(

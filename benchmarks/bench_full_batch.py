@@ -19,7 +19,7 @@ import time
 import torch
 
 import numeric
-from numeric.result import to_plain
+from numeric.result.llc_estimate import to_plain
 from verification.models import product_regression
 
 

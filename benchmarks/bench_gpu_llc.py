@@ -51,7 +51,7 @@ import time
 import torch
 
 import numeric
-from numeric.reference import GaussianLinear, expected_llc
+from numeric.potential.reference import GaussianLinear, expected_llc
 
 
 def _sync(device: str) -> None:

@@ -1,6 +1,6 @@
 """Where the warm-up's time goes on a large model: gradients, Hessian-vector products, quadrature.
 
-The heating probe (``numeric.measure.counted_excess``) takes Gauss quadratures of batched
+The heating probe (``numeric.warmup.friction.counted_excess``) takes Gauss quadratures of batched
 Hessian-vector products over 4 chains; on the third H200 loan each product seemed to cost 0.78 s
 at 10⁸ parameters against 0.012 s for one chain's gradient (``benchmarks/RESULTS.md``), but the
 profile only saw the synchronising calls. This times each part alone, synchronised, on the
@@ -41,12 +41,12 @@ import torch
 from bench_gpu_llc import _dln_problem, _sync  # the same network (a sibling script)
 from torch.func import grad, jvp, vmap
 
-from numeric import kernel, sgld
-from numeric._params import flatten_params
-from numeric.data import take
-from numeric.measure import gauss_quadrature
-from numeric.model import DataModel
+from numeric.inputs.data import take
+from numeric.inputs.flat_params import flatten_params
+from numeric.inputs.problem import DataModel
+from numeric.sampler import kernel, sgld
 from numeric.types import Constants, KernelSpec, Record
+from numeric.warmup.friction import gauss_quadrature
 
 
 def seconds(fn: Callable[[], object], device: str, reps: int = 3) -> float:

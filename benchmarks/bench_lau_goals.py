@@ -30,7 +30,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from numeric.result import to_plain
+from numeric.result.llc_estimate import to_plain
 from verification.experiments import llc_at, sgd, train
 from verification.experiments.datasets import digits
 from verification.experiments.dln import dln_estimate, dln_target, dln_target_hmc

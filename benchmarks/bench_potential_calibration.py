@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 import numeric
-from numeric.reference import expected_llc
+from numeric.potential.reference import expected_llc
 
 POTENTIALS = {
     "w^2": (lambda w: w[..., 0] ** 2, [0.0], "1/2 (1)"),

@@ -1,8 +1,8 @@
 """Soft directions (0 < nβh < γ + α) scaled at their own curvature where the potential is
-quadratic along them (``numeric.soft_plan``), against the clamp to the softest relevant curvature
-it lifts: linear regressions with ``unit`` features of scale 1 and ``soft`` of scale ``scale``
-(exactly quadratic, so the Laplace value ½Σ nβh/(nβh + γ) is the exact target), defaults with 4
-chains, nβ = 10⁴, γ = 1; and the same with a quartic 10⁻⁴·Σ(w_j − w*_j)⁴ over the soft
+quadratic along them (``numeric.plan.soft_whitening``), against the clamp to the softest relevant
+curvature it lifts: linear regressions with ``unit`` features of scale 1 and ``soft`` of scale
+``scale`` (exactly quadratic, so the Laplace value ½Σ nβh/(nβh + γ) is the exact target), defaults
+with 4 chains, nβ = 10⁴, γ = 1; and the same with a quartic 10⁻⁴·Σ(w_j − w*_j)⁴ over the soft
 coordinates, which the re-plan must leave clamped.
 
     python benchmarks/bench_soft_plan.py                   # seeds 0-2, 10 + 10 and 50 + 50
@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 import numeric
-import numeric.plan
+import numeric.plan.preconditioner
 
 NBETA = 1e4
 
@@ -50,9 +50,9 @@ def loss_with(w_star: torch.Tensor, unit: int, quartic: float):
 
 def row(unit: int, soft: int, seed: int, replan: bool, quartic: float) -> dict:
     x, y, w_star, exact = regression(unit, soft, 0.007)
-    original = numeric.plan.whiten_quadratic_soft
-    if not replan:  # the clamp alone, as before numeric.soft_plan
-        numeric.plan.whiten_quadratic_soft = lambda model, w, info, seed: info
+    original = numeric.plan.preconditioner.whiten_quadratic_soft
+    if not replan:  # the clamp alone, as before numeric.plan.soft_whitening
+        numeric.plan.preconditioner.whiten_quadratic_soft = lambda model, w, info, seed: info
     try:
         t0 = time.perf_counter()
         est = numeric.estimate_llc(
@@ -61,7 +61,7 @@ def row(unit: int, soft: int, seed: int, replan: bool, quartic: float) -> dict:
         )  # fmt: skip
         seconds = time.perf_counter() - t0
     finally:
-        numeric.plan.whiten_quadratic_soft = original
+        numeric.plan.preconditioner.whiten_quadratic_soft = original
     c = est.config
     return {
         "features": f"{unit} + {soft}",

@@ -142,7 +142,7 @@ def bare_loop_step_us(model, data, *, chains, nbeta, gamma, eps, batch, seed=0, 
     """µs per step of the minimal vectorised SGLD loop (nothing recorded, no diagnostics)."""
     from torch.func import functional_call, vmap
 
-    from numeric._params import flatten_params
+    from numeric.inputs.flat_params import flatten_params
 
     w_star, spec = flatten_params(dict(model.named_parameters()), dtype=None, device=None)
 

@@ -30,9 +30,9 @@ import torch
 
 import numeric
 import rlct
-from numeric.hessian import hessian_trace
-from numeric.reference import expected_llc
-from numeric.sweep import temperature_sweep
+from numeric.hessian.measures import hessian_trace
+from numeric.potential.reference import expected_llc
+from numeric.series.sweep import temperature_sweep
 
 n = 10_000
 

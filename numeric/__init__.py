@@ -5,22 +5,45 @@ reference for potentials), ``from_module``, ``expected_llc``,
 ``temperature_sweep``, ``hessian_trace``, ``hessian_top_eigenvalues``, ``restrict`` (the
 weight-restricted LLC), ``estimate_llc_series`` with ``CheckpointRecorder`` (the LLC along
 training) and the result types.
+
+The folders, in import order: each imports only from those above it (tests/test_structure.py
+holds the order). The estimator's pipeline reads inputs → hessian → plan → sampler → warmup →
+draws → findings → result → run; docs/architecture.md maps each rule to its file.
+
+- top level: ``errors``, ``options`` (the arguments, validated once), ``types`` (the small types
+  the stages hand on, ``Finding`` among them), ``budget`` (the time budget).
+- ``backend/``: torch and platform workarounds (inductor, denormals, heap, memory, torch's limits).
+- ``stats/``: numbers on [chain, draw] arrays: ESS, R-hat, λ̂'s statistics, the observable.
+- ``inputs/``: what the user passes, turned into a ``Problem``: data, modules, restrictions.
+- ``hessian/``: H(w*): dense, its extreme spectrum by Lanczos, the low-rank root, trace measures.
+- ``sampler/``: the transitions (SGLD, MALA, position-dependent MALA), gradients, the hot loop.
+- ``plan/``: what is decided before the first step: preconditioner, integrator, friction, anchors.
+- ``warmup/``: step size, friction and burn-in, and the curvature and heating they measure.
+- ``findings/``: one module per question a finding answers, and the registry of their codes.
+- ``result/``: ``LLCEstimate`` and its ``LLCConfig``.
+- ``draws/``: how many draws, their stopping rule, the burn-in extension, the step-size check.
+- ``run/``: ``estimate_llc`` and the runs it starts again (divergence, heating, full batch).
+- ``potential/``: ``estimate_llc_potential``, HMC and the exact references.
+- ``series/``: the LLC over checkpoints (``estimate_llc_series``) and over temperatures.
 """
 
-from numeric.checkpoints import Checkpoint, CheckpointRecorder
-from numeric.diagnostics import ess, split_rhat
 from numeric.errors import ConvergenceError, DivergenceError, InvalidInputError, NumericError
-from numeric.findings import Finding, format_findings
-from numeric.hessian import HessianTrace, hessian_top_eigenvalues, hessian_trace
-from numeric.hmc import HMCReference, hmc_llc_potential
-from numeric.llc import estimate_llc, from_module
-from numeric.potential import estimate_llc_potential
-from numeric.reference import ExpectedLLC, GaussianLinear, expected_llc
-from numeric.restrict import RestrictedLoss, restrict
-from numeric.result import FullDataLLC, LLCConfig, LLCEstimate
-from numeric.series import estimate_llc_series
-from numeric.series_result import LLCSeries
-from numeric.sweep import SweepResult, temperature_sweep
+from numeric.findings.checks import format_findings
+from numeric.hessian.measures import HessianTrace, hessian_top_eigenvalues, hessian_trace
+from numeric.inputs.module_loss import from_module
+from numeric.inputs.restrict import RestrictedLoss, restrict
+from numeric.potential.estimate_llc_potential import estimate_llc_potential
+from numeric.potential.hmc import HMCReference, hmc_llc_potential
+from numeric.potential.reference import ExpectedLLC, GaussianLinear, expected_llc
+from numeric.result.llc_estimate import LLCConfig, LLCEstimate
+from numeric.run.estimate_llc import estimate_llc
+from numeric.series.checkpoints import Checkpoint, CheckpointRecorder
+from numeric.series.estimate_llc_series import estimate_llc_series
+from numeric.series.llc_series import LLCSeries
+from numeric.series.sweep import SweepResult, temperature_sweep
+from numeric.stats.chain_stats import FullDataLLC
+from numeric.stats.diagnostics import ess, split_rhat
+from numeric.types import Finding
 
 __all__ = [
     "Checkpoint",

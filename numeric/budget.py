@@ -5,7 +5,7 @@ starts when the estimate is called and each phase gets a deadline: the burn-in e
 ``WARMUP_SHARE``·T (after the step size is adapted: ``ADAPT_STEPS`` steps, which are not cut),
 the draws by ``DRAWS_SHARE``·T, and the step-size check runs only where its projected cost
 (steps at the measured seconds per step) fits in what is left. The sequential stopping rule
-(``numeric.sampling``) usually ends the draws sooner; the deadline is what bounds a run whose
+(``numeric.draws.sample``) usually ends the draws sooner; the deadline is what bounds a run whose
 rules would go on. A phase cut by the clock is named in the ``time_budget`` finding, which says
 what was left unmixed. Lengths then depend on the machine's speed: for lengths that do not, give
 ``num_burnin`` and ``num_draws``.
@@ -24,8 +24,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from numeric.findings import Finding
-from numeric.types import Draws, Trace, Warmup
+from numeric.types import Draws, Finding, Trace, Warmup
 
 WARMUP_SHARE = 0.4  # of the budget, by which the burn-in ends
 DRAWS_SHARE = 0.75  # by which the draws end where the step-size check is on (0.95 where off)

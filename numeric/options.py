@@ -4,7 +4,7 @@
 sampler settings of ``SamplerOptions``. Every check that needs only the arguments is made in
 ``__post_init__`` (as ``rlct.RLCT`` keeps its invariants), so an options object that exists is
 valid; checks that need the data or the model (n, the batch size against n, a finite L_n(w*),
-memory for the chains) are made where the problem is set up (``numeric.model``,
+memory for the chains) are made where the problem is set up (``numeric.inputs.problem``,
 ``numeric.potential``). Every message names the argument.
 """
 
@@ -19,6 +19,7 @@ import torch
 
 from numeric.errors import InvalidInputError
 
+Integrator = Literal["euler", "lm", "baoab"]
 OnDivergence = Literal["raise", "continue"]
 Gradient = Literal["control_variate", "minibatch"]
 Preconditioning = Literal["auto", "none", "hessian", "lowrank"]
@@ -160,7 +161,7 @@ class SamplerOptions:
     on_divergence: OnDivergence = "raise"
     progress: bool | None = None
     # the largest ε the automatic rule may choose: a restart sets it below the diverged run's ε
-    # (``restarts.restart_options``), not a user setting
+    # (``run.divergence_restart.restart_options``), not a user setting
     max_step_size: float = math.inf
     # automatic draws stop once λ̂'s standard error is at most rtol·|λ̂| (or ``target_stderr``)
     rtol: float = DEFAULT_RTOL
@@ -226,7 +227,8 @@ class LLCOptions(SamplerOptions):
     compile: bool = False
     step_check: bool | None = None  # None: where the gradients are minibatches
     # the least friction the automatic rule may choose: the heating restart sets it where the
-    # chains were heated more than the warm-up measured (``numeric.cooling``), not a user setting
+    # chains were heated more than the warm-up measured (``numeric.run.heating_restart``), not a
+    # user setting
     min_friction: float = 0.0
 
     def __post_init__(self) -> None:

@@ -1,27 +1,42 @@
 """The small immutable types that flow between the estimators' stages.
 
-A run goes options → problem → plan → chains → warm-up → draws → estimate (``numeric.llc``,
-``numeric.potential``). The kernel's types (``KernelSpec``, ``Constants``, ``Record``,
-``BlockNoise``) describe one block of steps; ``Trace`` is what any number of steps saw; ``Tuning``
-is what the next steps use; ``Warmup`` and ``Draws`` are what warm-up and sampling hand on.
+A run goes options → problem → plan → chains → warm-up → draws → estimate
+(``numeric.run.estimate_llc``, ``numeric.potential``). The kernel's types (``KernelSpec``,
+``Constants``, ``Record``, ``BlockNoise``) describe one block of steps; ``Trace`` is what any number
+of steps saw; ``Tuning`` is what the next steps use; ``Warmup`` and ``Draws`` are what warm-up and
+sampling hand on; ``Precision`` is what the stopping rule reads; ``Finding`` is what every stage
+reports (``numeric.findings``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import torch
 from torch import Tensor
 
-from numeric import sgld
+from numeric.options import Integrator
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from numeric.findings import Finding
+Severity = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic finding. ``values`` holds the numbers the message is based on."""
+
+    code: str
+    severity: Severity
+    message: str
+    values: Mapping[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"[{self.severity}] {self.code}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -29,7 +44,7 @@ class KernelSpec:
     """Static settings a kernel is specialised on."""
 
     control_variate: bool  # ĝ = ∇L_B(w) − ∇L_B(w*) + ∇L_n(w*), else ĝ = ∇L_B(w)
-    integrator: sgld.Integrator
+    integrator: Integrator
     stacked: bool  # evaluate w and w* in one vmapped call (small models: dispatch-bound)
     # control variate centred at the nearer of w* and the chain's anchor r (``Constants``):
     # ĝ = ∇L_B(w) − ∇L_B(a) + ∇L_n(a), a = r if ‖w − r‖ < ‖w − w*‖ else w* (``gradients.centre``)
@@ -163,6 +178,7 @@ class Warmup(NamedTuple):
 
 
 MIN_LOSS_ESS = 100.0  # effective draws of λ̂'s own trace before its error bar is believed
+MAX_DRAWS = 20_000  # automatic draws per chain at most (``numeric.draws.sample``)
 SETTLED_Z = 3.0  # |λ̂(second half) − λ̂(first half)| / se from which λ̂ is still moving
 
 
@@ -206,8 +222,8 @@ class Precision(NamedTuple):
 
 
 class CheckDraws(NamedTuple):
-    """What the step-size check hands on (``numeric.step_check``): its draws at ε/2, the steps of
-    relaxation before them (and again before ``after``), the last draws at ε before the check
+    """What the step-size check hands on (``numeric.draws.step_check``): its draws at ε/2, the steps
+    of relaxation before them (and again before ``after``), the last draws at ε before the check
     (``before``, as many as at ε/2) and as many at ε after it (``after``)."""
 
     trace: Trace
@@ -230,11 +246,14 @@ class Draws(NamedTuple):
     inflation: float = math.nan  # minibatch heating at the final positions (nan: exact ∇)
     visited: tuple[Tensor, ...] = ()  # chain positions [C, D] during and at the end of the draws
     ess_history: tuple[tuple[int, float], ...] = ()  # (draws, ESS) at each extension check
-    check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.step_check)
+    check: CheckDraws | None = None  # the step-size check's draws at ε/2 (numeric.draws.step_check)
     spread: np.ndarray | None = None  # ‖w − w*‖² [T, C] (data: at the full-loss evaluations)
-    kappa_end: float = math.nan  # κ where the draws ended (``numeric.stiffness``; nan: not taken)
-    centre: Tensor | None = None  # each chain's mean of w − w* [C, D] (``numeric.centre``)
-    # (draws per chain, growth, z) of each round of draws made burn-in (``numeric.settle``)
+    kappa_end: float = (
+        math.nan
+    )  # κ where the draws ended (``findings.stiffer_in_draws``; nan: none)
+    centre: Tensor | None = None  # each chain's mean of w − w* [C, D] (``findings.off_centre``)
+    # (draws per chain, growth, z) of each round of draws made burn-in
+    # (``numeric.draws.burn_in_extension``)
     settled: tuple[tuple[int, float, float], ...] = ()
     # "time_budget" or "interrupted": the draws were cut short; "check_skipped": the step-size
     # check did not fit in the time budget

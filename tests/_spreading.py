@@ -1,5 +1,6 @@
 """Chains whose spread is known: made-up ‖w − w*‖² records, and a deep linear network whose
-chains spread along its orbit (the tests of numeric.spreading and numeric.settle)."""
+chains spread along its orbit (the tests of numeric.findings.spreading and
+numeric.draws.burn_in_extension)."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def test_volume_scaling_matches_the_exact_value(K):
     ],
 )
 def test_finite_temperature_quadrature_approaches_the_exact_value(K):
-    from numeric.reference import expected_llc
+    from numeric.potential.reference import expected_llc
 
     r = rlct.from_polynomial(sp.expand(K), (x, y))
     f = sp.lambdify((x, y), K, "math")

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 import rlct
-from numeric.reference import expected_llc
+from numeric.potential.reference import expected_llc
 from verification.experiments import (
     Claim,
     Measurement,

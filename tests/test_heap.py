@@ -1,6 +1,6 @@
-"""numeric.heap: the freed heap is handed back at most once per interval."""
+"""numeric.backend.heap: the freed heap is handed back at most once per interval."""
 
-from numeric.heap import HeapTrimmer
+from numeric.backend.heap import HeapTrimmer
 
 
 class FakeClock:

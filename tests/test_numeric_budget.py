@@ -1,9 +1,9 @@
 """Runs that stop when the answer is known, within a time budget, or on Ctrl-C (issue 60).
 
 ``rtol``/``target_stderr``: the sequential stopping rule ends automatic draws once λ̂'s standard
-error reaches its target (``sampling.draws_until_precise``). ``time_budget``: each phase has a
-deadline (``numeric.budget``), and a phase cut short is named. Ctrl-C during the draws returns the
-estimate so far; during warm-up it propagates. Each phase ends with a line on the ``numeric``
+error reaches its target (``draws.stopping_rule.draws_until_precise``). ``time_budget``: each phase
+has a deadline (``numeric.budget``), and a phase cut short is named. Ctrl-C during the draws returns
+the estimate so far; during warm-up it propagates. Each phase ends with a line on the ``numeric``
 logger.
 """
 
@@ -17,8 +17,8 @@ import pytest
 import torch
 
 import numeric
-import numeric.chains
-from numeric.reference import GaussianLinear, expected_llc
+import numeric.sampler.chains
+from numeric.potential.reference import GaussianLinear, expected_llc
 from verification.models import product_regression
 
 
@@ -81,7 +81,7 @@ def test_a_time_budget_that_is_not_needed_changes_nothing() -> None:
 
 def _interrupt_after(monkeypatch, advances: int, *, in_draws: bool) -> None:
     """Ctrl-C arrives inside the ``advances``-th block run of the draws (or of the warm-up)."""
-    real = numeric.chains.Chains.advance
+    real = numeric.sampler.chains.Chains.advance
     seen = {"n": 0}
 
     def advance(self, k, tuning, **kw):
@@ -97,7 +97,7 @@ def _interrupt_after(monkeypatch, advances: int, *, in_draws: bool) -> None:
                 self.block = interrupted
         return real(self, k, tuning, **kw)
 
-    monkeypatch.setattr(numeric.chains.Chains, "advance", advance)
+    monkeypatch.setattr(numeric.sampler.chains.Chains, "advance", advance)
 
 
 def test_ctrl_c_during_the_draws_returns_the_estimate_so_far(monkeypatch) -> None:

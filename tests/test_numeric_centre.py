@@ -1,4 +1,5 @@
-"""The ``off_centre`` finding (``numeric.centre``): chains that settle around a point other than w*.
+"""The ``off_centre`` finding (``numeric.findings.off_centre``): chains that settle around a point
+other than w*.
 
 The statistic is checked against pairwise inner products and a leave-one-chain-out jackknife
 written out by loops; its noise cancels where the chains' own scatter is large; the finding fires
@@ -16,7 +17,7 @@ import pytest
 import torch
 
 import numeric
-from numeric.centre import CentreSum, centre_offset, check_off_centre
+from numeric.findings.off_centre import CentreSum, centre_offset, check_off_centre
 
 ALIVE4 = np.ones(4, dtype=bool)
 

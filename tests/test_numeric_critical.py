@@ -1,4 +1,4 @@
-"""The gradient at w* (numeric.critical): the shift S it causes, and the finding.
+"""The gradient at w* (numeric.findings.gradient_at_w_star): the shift S it causes, and the finding.
 
 Linear regression L_n(w) = ½·mean(y − xᵀw)² is exactly quadratic, so at w* = ŵ + d (ŵ the least-
 squares solution) the localised posterior is Gaussian and λ̂ = ½·tr(nβH·A⁻¹) − S exactly, with
@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import numeric
-from numeric.critical import check_gradient, gradient_shift
-from numeric.precondition import HessianInfo
+from numeric.findings.gradient_at_w_star import check_gradient, gradient_shift
+from numeric.hessian.dense import HessianInfo
 
 D = 3
 

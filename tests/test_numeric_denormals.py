@@ -1,4 +1,4 @@
-"""Denormals flushed to zero while the estimator runs on the CPU (numeric.denormals).
+"""Denormals flushed to zero while the estimator runs on the CPU (numeric.backend.denormals).
 
 A confident classifier's softmax gives denormal probabilities, and x86 arithmetic on them is slow
 (estimates of a 112,510-parameter MLP ran 1.9-2.4× faster flushed, benchmarks/RESULTS.md). The
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import numeric
-from numeric.denormals import denormals_flushed, flushing_denormals, on_each_torch_thread
+from numeric.backend.denormals import denormals_flushed, flushing_denormals, on_each_torch_thread
 
 pytestmark = pytest.mark.skipif(
     not torch.set_flush_denormal(False), reason="this CPU has no flush-to-zero flags (no SSE3)"

@@ -8,7 +8,15 @@ import torch
 from scipy import stats
 
 import numeric
-from numeric.diagnostics import (
+from numeric.findings.checks import (
+    check_below_reference,
+    check_drift,
+    check_mixing,
+    check_step_size,
+    format_findings,
+)
+from numeric.findings.slow_mixing import check_draws_capped
+from numeric.stats.diagnostics import (
     _bulk_and_tail_ranks,
     autocorr_time,
     chain_mean_stderr,
@@ -18,15 +26,7 @@ from numeric.diagnostics import (
     rhat_limit,
     split_rhat,
 )
-from numeric.findings import (
-    Finding,
-    check_below_reference,
-    check_draws_capped,
-    check_drift,
-    check_mixing,
-    check_step_size,
-    format_findings,
-)
+from numeric.types import Finding
 
 
 def _ar1(rho: float, chains: int, draws: int, seed: int) -> np.ndarray:
@@ -201,7 +201,7 @@ def test_a_chain_off_by_many_errors_is_still_flagged() -> None:
 def test_one_chain_of_the_fewest_draws_has_an_error_bar() -> None:
     """num_draws = 4 is allowed; one such chain used to give an all-NaN error (and a numpy
     warning): its halves are too short to split, so its ESS is taken unsplit."""
-    from numeric.result import chain_stats
+    from numeric.stats.chain_stats import chain_stats
 
     x = np.array([[0.1, 0.3, 0.2, 0.5]])
     assert ess(x) == pytest.approx(4.0)

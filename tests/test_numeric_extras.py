@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import numeric
-from numeric.hessian import hessian_top_eigenvalues, hessian_trace
-from numeric.reference import GaussianLinear, expected_llc
-from numeric.sweep import regress, temperature_sweep
+from numeric.hessian.measures import hessian_top_eigenvalues, hessian_trace
+from numeric.potential.reference import GaussianLinear, expected_llc
+from numeric.series.sweep import regress, temperature_sweep
 
 
 def _fake(mean: float, stderr: float) -> numeric.LLCEstimate:
@@ -87,7 +87,7 @@ def test_hessian_trace_and_top_eigenvalues_on_linear_model() -> None:
 def test_trace_plot() -> None:
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    from numeric.plots import plot_trace
+    from numeric.result.plots import plot_trace
 
     est = numeric.estimate_llc_potential(
         lambda w: w[..., 0] ** 2, [0.0], 1000, num_chains=3, num_draws=50, num_burnin=10, seed=0

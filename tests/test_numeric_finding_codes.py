@@ -1,4 +1,4 @@
-"""Every finding code the estimators can return is in the registry (``numeric.finding_codes``),
+"""Every finding code the estimators can return is in the registry (``numeric.findings.codes``),
 and every registered code is one they can return: the docs' catalogue is complete."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from numeric.finding_codes import BY_CODE, CODES, PREMISE_CODES, markdown
+from numeric.findings.codes import BY_CODE, CODES, PREMISE_CODES, markdown
 
 NUMERIC = Path(__file__).resolve().parents[1] / "numeric"
 

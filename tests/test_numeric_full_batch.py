@@ -10,10 +10,10 @@ import torch
 from test_numeric_kernel import _setup  # the sin regression of the kernel's tests
 
 import numeric
-from numeric import kernel
-from numeric.data import draw_indices
-from numeric.gradients import make_gradient
-from numeric.reference import GaussianLinear, expected_llc
+from numeric.inputs.data import draw_indices
+from numeric.potential.reference import GaussianLinear, expected_llc
+from numeric.sampler import kernel
+from numeric.sampler.gradients import make_gradient
 from numeric.types import KernelSpec
 from verification.models import product_regression
 
@@ -87,8 +87,8 @@ def test_heated_minibatches_name_the_full_batch_where_it_is_cheaper() -> None:
     """The 10⁵-parameter deep linear network's run (n = 10⁴, B = 256, ε = 2.01·10⁻⁸, ξ raised
     from 2 to 613 along flat directions of curvature γ = 1): overdamped, t ≈ ξ/(κ√ε) = 4.3·10⁶
     steps; at ξ₀ = 2, t ≈ 1/√(εκ) ≈ 7·10³; the full batch costs 10⁴/512 = 19.5 minibatch steps."""
-    from numeric.batching import check_batch_heating
-    from numeric.sgld import relaxation_steps
+    from numeric.run.full_batch_switch import check_batch_heating
+    from numeric.sampler.sgld import relaxation_steps
     from numeric.types import Tuning
 
     eps = 2.01e-8
@@ -201,10 +201,10 @@ def test_the_default_batch_is_the_data_where_a_step_on_it_costs_no_more(
     n: int, chains: int, dim: int, gradient: str, anchor_every: int | None, batch: int
 ) -> None:
     """The full data where its step costs at most twice a control-variate step of 256, a
-    step's fixed cost (``model.STEP_OVERHEAD``) included."""
+    step's fixed cost (``inputs.problem.STEP_OVERHEAD``) included."""
     from types import SimpleNamespace
 
-    from numeric.model import default_batch_size
+    from numeric.inputs.problem import default_batch_size
 
     opts = SimpleNamespace(num_chains=chains, gradient=gradient, anchor_every=anchor_every)
     assert default_batch_size(n, opts, dim) == batch
@@ -214,9 +214,9 @@ def test_the_default_batch_is_the_data_where_a_step_on_it_costs_no_more(
 def no_step_overhead(monkeypatch):
     """A step's fixed cost set to 0, as for a model whose loss's work dominates it: minibatches
     by default where the data's rows cost more than 2C·256 (the switch's domain)."""
-    import numeric.model
+    import numeric.inputs.problem
 
-    monkeypatch.setattr(numeric.model, "STEP_OVERHEAD", 0)
+    monkeypatch.setattr(numeric.inputs.problem, "STEP_OVERHEAD", 0)
 
 
 def test_an_estimate_at_n_400_with_the_defaults_runs_on_the_full_batch() -> None:
@@ -230,10 +230,9 @@ def test_switch_needs_the_gain_and_a_projected_run_no_dearer_than_twice_the_draw
     time, but its full-batch run, 19.5 × (20,000 + 20,000) minibatch steps' worth (both capped),
     is far above 2 × the 20,000 draws left: no switch, while ``batch_heating`` still reports. At
     n = 1,000 (r = 1.95) and the same raise the projected run is cheap enough: a switch."""
-    from numeric.batching import SWITCH_COST, check_batch_heating, switch_to_full_batch
-    from numeric.sampling import MAX_DRAWS
-    from numeric.sgld import relaxation_steps
-    from numeric.types import Tuning
+    from numeric.run.full_batch_switch import SWITCH_COST, check_batch_heating, switch_to_full_batch
+    from numeric.sampler.sgld import relaxation_steps
+    from numeric.types import MAX_DRAWS, Tuning
 
     eps, hot = 2.01e-8, Tuning(2.01e-8, math.nan, 613.0)
     assert switch_to_full_batch(_plan(), hot, 10_000, 256, 4) is None
@@ -285,12 +284,13 @@ def test_defaults_switch_to_the_full_batch_where_minibatch_noise_raises_the_fric
 
 
 def _forced_switch(monkeypatch) -> None:
-    """Every automatic warm-up makes the case for the full batch (``run.switch_to_full_batch``)."""
-    import numeric.run
-    from numeric.batching import FullBatchCase
+    """Every automatic warm-up makes the case for the full batch
+    (``run.full_batch_switch.switch_to_full_batch``)."""
+    import numeric.run.one_run
+    from numeric.run.full_batch_switch import FullBatchCase
 
     case = FullBatchCase(10.0, 2.0, 1e3, 10.0, 2.0, 50.0, 2e4, 1e3)
-    monkeypatch.setattr(numeric.run, "switch_to_full_batch", lambda *a: case)
+    monkeypatch.setattr(numeric.run.one_run, "switch_to_full_batch", lambda *a: case)
 
 
 def _regression(n: int = 1000):
@@ -308,14 +308,14 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
     minibatch run's ε no longer holds), or the full batch's set-up is refused (its memory), the
     estimate is the minibatch run's without the switch (the same numbers); ``full_batch_diverged``
     says which, nothing is said where it did not fit."""
-    import numeric.llc
+    import numeric.run.estimate_llc
     from numeric.errors import DivergenceError
 
     loss_fn, w_star, data = _regression()
     kw = dict(num_chains=4, seed=0)
     plain = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert plain.config.batch_size == 256 and "full_batch_switch" not in _codes(plain)
-    run, setup = numeric.llc.one_run, numeric.llc.setup_problem
+    run, setup = numeric.run.estimate_llc.one_run, numeric.run.estimate_llc.setup_problem
 
     full_runs = []
 
@@ -331,7 +331,7 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
         return setup(loss_fn, params, data, opts)
 
     _forced_switch(monkeypatch)
-    monkeypatch.setattr(numeric.llc, "one_run", diverging)
+    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", diverging)
     fell = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert fell.config.batch_size == 256
     assert fell.mean == plain.mean and np.array_equal(fell.loss_trace, plain.loss_trace)
@@ -339,8 +339,8 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
     assert "chain 0 at step 7" in note.message and "minibatches of 256" in note.message
     assert full_runs == [0.25]  # not restarted at a smaller ε: the projection no longer holds
     assert _codes(fell) - {"full_batch_diverged"} == _codes(plain)
-    monkeypatch.setattr(numeric.llc, "one_run", run)
-    monkeypatch.setattr(numeric.llc, "setup_problem", refusing)
+    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", run)
+    monkeypatch.setattr(numeric.run.estimate_llc, "setup_problem", refusing)
     kept = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert kept.config.batch_size == 256 and kept.mean == plain.mean
     assert _codes(kept) == _codes(plain)

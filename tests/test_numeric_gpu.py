@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import numeric
-from numeric.hessian import hessian_trace
-from numeric.reference import expected_llc
+from numeric.hessian.measures import hessian_trace
+from numeric.potential.reference import expected_llc
 
 pytestmark = pytest.mark.gpu
 

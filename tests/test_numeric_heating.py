@@ -1,4 +1,4 @@
-"""The minibatch heating in λ̂'s directions (``numeric.measure.minibatch_heating``).
+"""The minibatch heating in λ̂'s directions (``numeric.warmup.friction.minibatch_heating``).
 
 Checked against closed forms: for a fixed symmetric A and noise of known covariance Σ the
 inflation is 1 + h·ε·nβ²·tr(F·Σ)/(4·tr F), F = A(A + γ)⁻¹, computed here with dense linear algebra.
@@ -11,8 +11,8 @@ import math
 import pytest
 import torch
 
-from numeric.measure import counted_excess, gauss_quadrature, minibatch_heating
-from numeric.sgld import GradientEval
+from numeric.sampler.sgld import GradientEval
+from numeric.warmup.friction import counted_excess, gauss_quadrature, minibatch_heating
 
 D = 60
 
@@ -135,10 +135,10 @@ def _stub_run(friction: float, inflation: float, raises: bool = True):
 
 
 def test_cooler_options_ask_for_the_friction_that_meets_the_tolerance() -> None:
-    from numeric import sgld
-    from numeric.cooling import RESTART_TOL, cooler_options
     from numeric.options import LLCOptions
-    from numeric.warmup import HEAT_TOL
+    from numeric.run.heating_restart import RESTART_TOL, cooler_options
+    from numeric.sampler import sgld
+    from numeric.warmup.friction import HEAT_TOL
 
     opts = LLCOptions()
     # hotter than the tolerance at ξ = 2: the least ξ whose heating is HEAT_TOL
@@ -163,7 +163,7 @@ def test_a_run_heated_after_its_warm_up_restarts_with_more_friction() -> None:
     again with the friction the heating asks for (here ∞: even LM heats more than 1%), and the
     finding says so. A given friction is kept."""
     import numeric
-    from numeric.cooling import RESTART_TOL
+    from numeric.run.heating_restart import RESTART_TOL
     from tests.test_numeric_llc import _product_regression
 
     loss_fn, w_star, data, _ = _product_regression(2000, 0)

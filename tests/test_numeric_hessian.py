@@ -1,4 +1,5 @@
-"""numeric.hessian: eigenvalues only once converged, products chunk by chunk, the loss checked.
+"""numeric.hessian.measures: eigenvalues only once converged, products chunk by chunk, the loss
+checked.
 
 Every expected value is computed independently: eigenvalues of X'X/n by ``numpy.linalg.eigvalsh``
 for a least-squares loss ½·mean(y − Xw)², whose Hessian is exactly X'X/n, or of a diagonal

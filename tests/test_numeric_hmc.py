@@ -1,4 +1,5 @@
-"""Metropolis-adjusted HMC on potentials (``numeric.hmc``) against closed forms and quadrature."""
+"""Metropolis-adjusted HMC on potentials (``numeric.potential.hmc``) against closed forms and
+quadrature."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_positions_that_do_not_mix_are_named_the_loss_trace_does_not_see() -> No
     coordinates decorrelate each iteration; with τ = 0.05 w₂ barely moves between iterations,
     while the loss (w₁ only) still mixes. Info, not an error: λ̂ does not depend on w₂, and
     it is right (nβ/(2nβ + 1)); the calibration battery found such coordinate-mixing errors
-    only on correct estimates (``numeric.findings.check_slow_mixing``)."""
+    only on correct estimates (``numeric.findings.slow_mixing.check_slow_mixing``)."""
     K = lambda w: w[..., 0] ** 2  # noqa: E731
     w0 = torch.zeros(2, dtype=torch.float64)
     good = hmc_llc_potential(K, w0, 1000, num_draws=300, seed=0)

@@ -1,5 +1,6 @@
-"""More input forms: numpy arrays, torch data sets and loaders (``numeric.data_input.as_data``), numpy
-integer seeds, potentials not differentiable at w*, and ``temperature_sweep``'s call checked."""
+"""More input forms: numpy arrays, torch data sets and loaders
+(``numeric.inputs.data_forms.as_data``), numpy integer seeds, potentials not differentiable at w*,
+and ``temperature_sweep``'s call checked."""
 
 from __future__ import annotations
 
@@ -20,13 +21,13 @@ from torch.utils.data import (
 )
 
 import numeric
-import numeric.memory
+import numeric.backend.memory
 from numeric import InvalidInputError, estimate_llc, estimate_llc_potential, hmc_llc_potential
-from numeric.data import data_len
-from numeric.data_input import as_data
+from numeric.inputs.data import data_len
+from numeric.inputs.data_forms import as_data
 from numeric.options import LLCOptions, PotentialOptions
-from numeric.potential import require_finite_gradient
-from numeric.sweep import temperature_sweep
+from numeric.potential.estimate_llc_potential import require_finite_gradient
+from numeric.series.sweep import temperature_sweep
 
 G = torch.Generator().manual_seed(0)
 X = torch.randn(200, 2, generator=G)
@@ -213,15 +214,15 @@ def test_an_empty_data_set_is_refused() -> None:
 
 
 def test_stacking_is_refused_beyond_the_memory_the_host_has(monkeypatch) -> None:
-    monkeypatch.setattr(numeric.memory, "available_memory", lambda device: 1000)
+    monkeypatch.setattr(numeric.backend.memory, "available_memory", lambda device: 1000)
     with pytest.raises(InvalidInputError, match=r"the 8 items of the Subset.*pass the data as"):
         as_data(Subset(TensorDataset(X, Y), IDX))
 
 
 def test_the_memory_message_keeps_its_advice_for_the_chains(monkeypatch) -> None:
-    monkeypatch.setattr(numeric.memory, "available_memory", lambda device: 1000)
+    monkeypatch.setattr(numeric.backend.memory, "available_memory", lambda device: 1000)
     with pytest.raises(InvalidInputError, match="use fewer chains or draws, or a smaller batch"):
-        numeric.memory.require_memory({"a": 2000}, torch.device("cpu"), "these")
+        numeric.backend.memory.require_memory({"a": 2000}, torch.device("cpu"), "these")
 
 
 # --- DataLoaders -------------------------------------------------------------------------------

@@ -10,9 +10,9 @@ import torch
 from torch import nn
 
 import numeric
-from numeric import gradients, kernel, sgld
-from numeric._inductor import _Decompositions, small_matmul_backend
-from numeric.data import Gatherer, take, take_tiled
+from numeric.backend.inductor import _Decompositions, small_matmul_backend
+from numeric.inputs.data import Gatherer, take, take_tiled
+from numeric.sampler import gradients, kernel, sgld
 from numeric.types import Constants, KernelSpec
 
 
@@ -63,7 +63,7 @@ def test_block_equals_repeated_sgld_steps(cv: bool, integrator: sgld.Integrator)
             l0 = 0.5 * (torch.sin((xb * w0[:, None, :]).sum(-1)) - yb).square().mean(-1)
             (g0,) = torch.autograd.grad(l0.sum(), w0)
             torch.testing.assert_close(ev.grad, gw - g0 + k.g_star)
-            # the batch's linear term about w* (numeric.observable)
+            # the batch's linear term about w* (numeric.stats.observable)
             lin = ((g0 - k.g_star) * (ref.position - k.w_star)).sum(-1)
             torch.testing.assert_close(ev.linear, lin)
         else:

@@ -18,8 +18,8 @@ from _devices import DEVICES
 
 import numeric
 from numeric.errors import DivergenceError, InvalidInputError
-from numeric.reference import GaussianLinear, expected_llc
-from numeric.sgld import relaxation_steps
+from numeric.potential.reference import GaussianLinear, expected_llc
+from numeric.sampler.sgld import relaxation_steps
 
 N = 10_000
 NBETA = N / math.log(N)
@@ -340,7 +340,7 @@ def test_baoab_friction_is_raised_until_the_minibatch_heating_is_small() -> None
     """At the saddle with the control variate centred at w* only, the gradient noise grows as the
     chains spread; the default friction starts at critical damping of the γ-held directions
     (2√γ) and is raised until the heating the run reports is within ``HEAT_TOL``."""
-    from numeric.warmup import HEAT_TOL
+    from numeric.warmup.friction import HEAT_TOL
 
     loss_fn, w_star, data, _ = _product_regression(2000, 0)
     kw = dict(num_chains=4, seed=1, num_draws=300, anchor_every=0, batch_size=256)
@@ -375,10 +375,10 @@ def test_automatic_draws_are_extended_while_the_loss_ess_is_short(monkeypatch) -
     the fewest draws (200), the sequential rule must add draws until the loss ESS reaches
     ``MIN_LOSS_ESS`` and the standard error rtol·|λ̂| (or the cap), and land on the closed form
     λ_β = ½ Σ_j nβ·s_j/(nβ·s_j + γ)."""
-    from numeric import sampling
-    from numeric.types import MIN_LOSS_ESS
+    from numeric.draws import sample
+    from numeric.types import MAX_DRAWS, MIN_LOSS_ESS
 
-    monkeypatch.setattr(sampling, "draws_from_tail", lambda tail, c: sampling.MIN_DRAWS)
+    monkeypatch.setattr(sample, "draws_from_tail", lambda tail, c: sample.MIN_DRAWS)
     d = 2100  # > MAX_DENSE_DIM: no Hessian, so no slow-direction rule
     s = torch.logspace(-2, 0, d)
     centre = torch.randn(d, generator=torch.Generator().manual_seed(0))
@@ -391,8 +391,8 @@ def test_automatic_draws_are_extended_while_the_loss_ess_is_short(monkeypatch) -
         loss_fn, {"w": centre.clone()}, (x,), num_chains=4, seed=0, batch_size=8
     )
     ref = 0.5 * float((est.nbeta * s / (est.nbeta * s + 1.0)).sum())
-    assert est.config.num_draws > sampling.MIN_DRAWS
-    capped = est.config.num_draws == sampling.MAX_DRAWS
+    assert est.config.num_draws > sample.MIN_DRAWS
+    capped = est.config.num_draws == MAX_DRAWS
     assert capped or (est.ess >= MIN_LOSS_ESS and est.stderr <= 0.05 * est.mean), est
     assert not [f for f in est.diagnostics if f.code == "low_ess"], est.diagnostics
     assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import numeric
-from numeric.findings import Finding
-from numeric.localisation import check_beyond_quadratic
+from numeric.findings.beyond_quadratic import check_beyond_quadratic
+from numeric.types import Finding
 
 DT = torch.float64
 
@@ -93,11 +93,11 @@ def _trace_source(
 
 
 def test_a_drifting_trace_is_extended_to_the_cap_and_is_an_error() -> None:
-    """The sequential rule (``sampling.draws_until_precise``): a stationary trace around 5 is
-    precise and settled at once and quiet; one whose level still rises (by 2·10⁻³ a draw) moves
+    """The sequential rule (``draws.stopping_rule.draws_until_precise``): a stationary trace around
+    5 is precise and settled at once and quiet; one whose level still rises (by 2·10⁻³ a draw) moves
     between the halves of its draws however many there are, is extended to the cap, and is an
     error (``still_relaxing``: the move is over 5% of λ̂)."""
-    from numeric.sampling import check_precision, draws_until_precise, precision_of
+    from numeric.draws.stopping_rule import check_precision, draws_until_precise, precision_of
 
     def precision(t):
         return precision_of((t.loss - t.ref).numpy(), 1.0, 0.05, None)

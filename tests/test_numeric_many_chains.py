@@ -1,8 +1,8 @@
 """Any number of chains on every path the plan can choose (issue 65).
 
-The minibatch-heating measurement looks at the first ``measure.INFLATION_CHAINS`` = 16 live chains;
-it once took their anchors but not their anchor losses, so 17 or more chains at a singular point
-crashed the estimate. Each path here runs at 1, 2, 15, 16, 17, 64 and 256 chains: the same
+The minibatch-heating measurement looks at the first ``warmup.friction.INFLATION_CHAINS`` = 16 live
+chains; it once took their anchors but not their anchor losses, so 17 or more chains at a singular
+point crashed the estimate. Each path here runs at 1, 2, 15, 16, 17, 64 and 256 chains: the same
 quantity is estimated (the noisy saddle y = x·w1·w2 at w* = 0), so every run must end with a finite
 λ̂ of the right size and one value per chain.
 

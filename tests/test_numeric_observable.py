@@ -1,5 +1,5 @@
-"""λ̂'s observable with the minibatch's linear term regressed out (``numeric.observable``): the
-coefficient, the divergence check that reads both observables, and a least-squares fit whose
+"""λ̂'s observable with the minibatch's linear term regressed out (``numeric.stats.observable``):
+the coefficient, the divergence check that reads both observables, and a least-squares fit whose
 minibatch estimate at nβ ≫ n matches its full-data one."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 import torch
 
 import numeric
-from numeric.chains import check_block
 from numeric.errors import DivergenceError
-from numeric.observable import linear_coefficient, observable
+from numeric.sampler.chains import check_block
+from numeric.stats.observable import linear_coefficient, observable
 from numeric.types import Trace, Tuning
 
 

@@ -71,7 +71,7 @@ def test_the_memory_check_counts_the_activations(monkeypatch) -> None:
     than the chains' state, which was all the check counted."""
     x, y = _regression(512)
     loss_fn, w = numeric.from_module(_mlp(4096), F.mse_loss)
-    monkeypatch.setattr(numeric.memory, "available_memory", lambda device: 64 * 2**20)
+    monkeypatch.setattr(numeric.backend.memory, "available_memory", lambda device: 64 * 2**20)
     # the state and minibatches fit in 64 MiB (0.01 GiB); 16 rows × 256 samples × 4,096 do not
     with pytest.raises(InvalidInputError, match=r"the activations 0\.[1-9]\d* GiB"):
         numeric.estimate_llc(loss_fn, w, (x, y), num_chains=8, batch_size=256, **FAST)
@@ -189,7 +189,7 @@ def test_data_nested_in_data_is_refused_by_name() -> None:
 def test_the_activation_count_leaves_out_the_weights_themselves() -> None:
     """Views of w* that autograd saves are the chains' state, counted apart: a forward pass that
     saves a 40 MB view of the weights keeps only its activations (16 × 10 floats per sample)."""
-    from numeric.memory import activation_bytes
+    from numeric.backend.memory import activation_bytes
 
     w = torch.zeros(10**7, requires_grad=True)
     x = torch.randn(16, 10)

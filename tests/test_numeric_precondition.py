@@ -16,9 +16,9 @@ import torch
 from torch.func import hessian
 
 import numeric
-from numeric import sgld
-from numeric.diagnostics import direction_mixing
-from numeric.findings import check_slow_mixing
+from numeric.findings.slow_mixing import check_slow_mixing
+from numeric.sampler import sgld
+from numeric.stats.diagnostics import direction_mixing
 
 # One worker under pytest-xdist, so the module-scoped estimate is computed once.
 pytestmark = pytest.mark.xdist_group("precondition")
@@ -84,8 +84,8 @@ def test_quadratic_network_defaults_agree_with_laplace_and_exact(quadratic_netwo
 
 def test_slow_mixing_fires_without_preconditioner(quadratic_network) -> None:
     """The failure the preconditioner fixes: a short plain-SGLD run (LM; "auto" would switch to
-    BAOAB here, ``numeric.momentum``); the loss trace alone looks acceptable (ESS ≈ 90 from
-    8×200 draws) while the soft directions have not moved."""
+    BAOAB here, ``numeric.plan.integrator_switch``); the loss trace alone looks acceptable (ESS ≈ 90
+    from 8×200 draws) while the soft directions have not moved."""
     w, data, _ = quadratic_network
     est = numeric.estimate_llc(
         _loss, w, data, num_chains=8, seed=0, preconditioner="none", num_draws=200, num_burnin=328,

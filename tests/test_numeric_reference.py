@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from numeric.errors import InvalidInputError
-from numeric.reference import GaussianLinear, expected_llc
+from numeric.potential.reference import GaussianLinear, expected_llc
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])

@@ -37,17 +37,18 @@ def test_a_divergence_with_the_defaults_restarts_with_a_smaller_step(monkeypatch
     20,690 steps); now the run restarts from w* with a quarter of the step, says so, and lands
     on the other seeds' value (0.139–0.143; λ = 1/6 with the finite-nβ bias of a saddle). The
     minibatches of 256 are given: with the defaults this run now switches to the full batch
-    (``numeric.batching``), which does not diverge here (0.154 ± 0.006, no other finding).
+    (``numeric.run.full_batch_switch``), which does not diverge here (0.154 ± 0.006, no other
+    finding).
 
     Whether a chain wanders that far is a rare event of one trajectory (seeds 0, 2, 3 and 4 ran
     through), and the trajectory is the processor's: float64 reductions round differently with
     another vector width or FMA, and once the chains part at the last bit step 20,690 is another
     draw. So the first run's divergence is made certain: where it did not diverge by itself, it
     is taken as diverged at its own ε once it ends (the DivergenceError the chains raise)."""
-    import numeric.llc
+    import numeric.run.estimate_llc
     from numeric.errors import DivergenceError
 
-    real = numeric.llc.one_run
+    real = numeric.run.estimate_llc.one_run
     calls: list[float] = []
 
     def diverging_once(problem, plan, opts, *rest):
@@ -58,7 +59,7 @@ def test_a_divergence_with_the_defaults_restarts_with_a_smaller_step(monkeypatch
             raise DivergenceError("diverged", chain=0, step=1, cause="forced", step_size=eps)
         return ran
 
-    monkeypatch.setattr(numeric.llc, "one_run", diverging_once)
+    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", diverging_once)
     loss_fn, w, data = _product_regression([1, 3], seed=1)
     est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=1, batch_size=256)
     assert calls[:2] == [0.25, 0.0625]  # restarted at a quarter of the step scale (a heating
@@ -143,8 +144,8 @@ print(json.dumps([e.mean.hex(), e.loss_trace.sum().hex(), p.mean.hex(), p.loss_t
 
 def test_same_seed_same_bits_in_other_processes() -> None:
     """Five fresh processes (other hash seeds, other memory layouts, two torch threads) give
-    identical bits. Before numeric.linalg, ŵ from torch.linalg.lstsq differed in the last bit
-    in about one process in six."""
+    identical bits. Before numeric.backend.linalg, ŵ from torch.linalg.lstsq differed in the last
+    bit in about one process in six."""
     runs = []
     for hash_seed in ("1", "2", "3", "4", "5"):
         out = subprocess.run(
@@ -225,7 +226,7 @@ def test_restarts_cut_the_step_itself() -> None:
     network diverged after three restarts); the restart caps ε at a quarter of the diverged
     run's, and the caps only ever shrink."""
     from numeric.options import LLCOptions
-    from numeric.restarts import restart_options
+    from numeric.run.divergence_restart import restart_options
 
     err = numeric.DivergenceError("x", chain=0, step=5, cause="c", step_size=1e-3)
     once = restart_options(LLCOptions(), err)
@@ -254,7 +255,7 @@ def test_every_chain_diverging_with_continue_is_a_divergence_error() -> None:
 def test_visited_positions_span_the_whole_run() -> None:
     """The unreached-region check measures from the nearest place the chains were; the kept
     positions (at most MAX_VISITED) are thinned evenly, not the first ones of a long run."""
-    from numeric.sampling import MAX_VISITED, DataDraws
+    from numeric.draws.sample import MAX_VISITED, DataDraws
 
     record = DataDraws.__new__(DataDraws)  # only the bookkeeping is exercised
     record.visited, record.evaluations, record.stride = [], 0, 1
@@ -269,9 +270,9 @@ def test_the_potential_memory_check_counts_the_metric_only_where_it_runs(monkeyp
     """The position-dependent metric (C·D² per copy) runs by default only up to MAX_METRIC_DIM
     parameters; the memory check counted it at every size and refused a 3,873-parameter MALA run
     of 2.7 GiB that needs 0.03 GiB."""
-    from numeric import potential_warmup
     from numeric.options import PotentialOptions
-    from numeric.potential_warmup import MAX_METRIC_DIM
+    from numeric.potential import warmup as potential_warmup
+    from numeric.potential.warmup import MAX_METRIC_DIM
 
     asked: dict[str, float] = {}
     monkeypatch.setattr(potential_warmup, "require_memory", lambda parts, *a: asked.update(parts))

@@ -1,4 +1,4 @@
-"""numeric.resolution: λ̂ that rests on the rounding of L(w) is named.
+"""numeric.findings.rounding: λ̂ that rests on the rounding of L(w) is named.
 
 The audit's cases: K = c + w₁² + w₂² (λ = 1, λ_β = nβ/(nβ + γ/2)) in float32, where the constant c
 makes each K(w) round by about ε·c and nβ multiplies it. In float64, or with c = 0, nothing
@@ -11,7 +11,7 @@ import torch
 from torch.nn import functional as F
 
 import numeric
-from numeric.resolution import ROUGH_ERROR, check_resolution
+from numeric.findings.rounding import ROUGH_ERROR, check_resolution
 
 SHORT = dict(num_chains=2, num_burnin=100, num_draws=300, seed=0, progress=False)
 

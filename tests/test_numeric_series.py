@@ -19,9 +19,9 @@ from torch import nn
 
 import numeric
 import rlct
-from numeric import kernel
-from numeric.checkpoints import as_checkpoints
 from numeric.errors import InvalidInputError
+from numeric.sampler import kernel
+from numeric.series.checkpoints import as_checkpoints
 
 SHORT = dict(num_chains=2, num_burnin=10, num_draws=30, step_size=1e-4)
 
@@ -308,7 +308,7 @@ def test_more_ray_workers_than_the_cluster_has_are_refused() -> None:
     (the series waited forever); refused before any actor is made."""
     from types import SimpleNamespace
 
-    from numeric.series_ray import _run
+    from numeric.series.ray import _run
 
     fake = SimpleNamespace(cluster_resources=lambda: {"CPU": 2.0})
     task = SimpleNamespace(options={})

@@ -1,5 +1,6 @@
-"""Draws made burn-in while the chains still spread (numeric.settle): the rule on made-up draws
-whose spread is known, and on a deep linear network whose chains spread through short draws."""
+"""Draws made burn-in while the chains still spread (numeric.draws.burn_in_extension): the rule on
+made-up draws whose spread is known, and on a deep linear network whose chains spread through short
+draws."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import math
 import numpy as np
 from _spreading import dln_868, spreads
 
-from numeric.settle import MAX_ROUNDS, draw_until_settled, settling_finding
-from numeric.spreading import still_spreading
+from numeric.draws.burn_in_extension import MAX_ROUNDS, draw_until_settled, settling_finding
+from numeric.findings.spreading import still_spreading
 from numeric.types import Draws, Tuning, Warmup
 
 ALIVE = np.ones(4, bool)

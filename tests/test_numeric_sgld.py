@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from numeric import mala, mmala, sgld
+from numeric.sampler import mala, mmala, sgld
 
 
 def _quadratic_grad(h: torch.Tensor):
@@ -127,7 +127,7 @@ def test_baoab_at_infinite_friction_is_lm() -> None:
 def test_relaxation_steps_is_the_decay_of_the_mean(friction: float, eps: float) -> None:
     """Without noise the mean of (z, v) on U = kz²/2 decays as |μ|ᵗ: −1/ln|μ| is
     ``relaxation_steps`` (2/(εk) for LM, ≈ ξ/(k√ε) overdamped, 2/(ξ√ε) underdamped)."""
-    from numeric.sgld import relaxation_steps
+    from numeric.sampler.sgld import relaxation_steps
 
     k = 2.0
     grad = _quadratic_grad(torch.tensor([k], dtype=torch.float64))
@@ -149,7 +149,7 @@ def test_baoab_samples_a_singular_target() -> None:
     """K = w1²w2² at nβ = 1000, γ = 1 (exact gradients): the flat directions, held by γ alone,
     relax in ≈ 1/√ε steps with momentum (2/ε under LM, 20,000 here); 6,000 BAOAB steps land on
     the quadrature value of nβ·E[K]."""
-    from numeric.reference import expected_llc
+    from numeric.potential.reference import expected_llc
 
     def potential(w: torch.Tensor) -> torch.Tensor:
         return w[..., 0].square() * w[..., 1].square()

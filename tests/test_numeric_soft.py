@@ -1,4 +1,5 @@
-"""numeric.soft: directions with 0 < nβh < γ + α that the run did not relax (issue 18's audit).
+"""numeric.findings.soft_directions: directions with 0 < nβh < γ + α that the run did not relax
+(issue 18's audit).
 
 A linear regression is exactly quadratic, so its Laplace value ½Σ nβh/(nβh + γ) (eigenvalues h of
 XᵀX/n, computed here by numpy) is the exact finite-nβ target of λ̂.
@@ -10,8 +11,8 @@ import numpy as np
 import torch
 
 import numeric
-import numeric.plan
-import numeric.soft_plan
+import numeric.plan.preconditioner
+import numeric.plan.soft_whitening
 
 
 def _regression(soft_scale: float):
@@ -36,8 +37,9 @@ def _laplace(h: np.ndarray, nbeta: float, gamma: float) -> float:
 def test_quadratic_soft_directions_are_whitened_and_recovered() -> None:
     """Ten directions with nβh ≈ 0.5 < γ = 1 carry 1.64 of the exact 6.64. Clamped to the softest
     relevant curvature they relaxed in ~7·10⁴ steps against a ~5·10³-step run (λ̂ 5.20, 4.98,
-    5.20 on seeds 0–2); the potential is exactly quadratic along them, so ``numeric.soft_plan``
-    scales them at their own curvature and the defaults recover the exact value."""
+    5.20 on seeds 0–2); the potential is exactly quadratic along them, so
+    ``numeric.plan.soft_whitening`` scales them at their own curvature and the defaults recover the
+    exact value."""
     loss_fn, w, data, h = _regression(0.007)
     nbeta = 1e4
     exact = _laplace(h, nbeta, 1.0)
@@ -55,7 +57,9 @@ def test_unrelaxed_soft_directions_are_an_error_with_the_missing_amount(monkeypa
     """Where the soft directions stay clamped (here by switching the re-plan off, so that the
     exact target is still the Laplace value) the defaults read the stiff ten's 5.0: the error says
     so, and the amount it predicts missing is the amount λ̂ misses."""
-    monkeypatch.setattr(numeric.plan, "whiten_quadratic_soft", lambda model, w, info, seed: info)
+    monkeypatch.setattr(
+        numeric.plan.preconditioner, "whiten_quadratic_soft", lambda model, w, info, seed: info
+    )
     loss_fn, w, data, h = _regression(0.007)
     nbeta = 1e4
     exact = _laplace(h, nbeta, 1.0)
@@ -131,7 +135,7 @@ def test_finding_counts_only_the_soft_directions_left_clamped(monkeypatch) -> No
     the 5 it whitens relax and the finding counts the other 5: their number and their share of
     the Laplace value, not the whitened ones' (an audit read "200 direction(s)" where 64 of the
     200 had been whitened)."""
-    monkeypatch.setattr(numeric.soft_plan, "MAX_CHECKED", 5)
+    monkeypatch.setattr(numeric.plan.soft_whitening, "MAX_CHECKED", 5)
     loss_fn, w, data, h = _regression(0.007)
     nbeta = 1e4
     soft_h = np.sort(h[nbeta * h < 1.0])

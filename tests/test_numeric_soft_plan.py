@@ -1,5 +1,5 @@
-"""numeric.soft_plan: soft directions (0 < nβh < γ + α) scaled at their own curvature only where
-the potential is quadratic along them, at w* and at typical points of the target.
+"""numeric.plan.soft_whitening: soft directions (0 < nβh < γ + α) scaled at their own curvature only
+where the potential is quadratic along them, at w* and at typical points of the target.
 
 The potentials are written out so that every eigenvector is a coordinate: w₁ relevant
 (nβ·10 ≫ γ), w₂ soft (nβ·5·10⁻⁵ = 0.5 < γ = 1), w₃ flat (h = 0).
@@ -10,10 +10,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from numeric._params import flatten_params
-from numeric.model import DataModel, full_data_hessian
-from numeric.precondition import hessian_info
-from numeric.soft_plan import quadratic_along, soft_candidates, whiten_quadratic_soft
+from numeric.hessian.at_w_star import full_data_hessian
+from numeric.hessian.dense import hessian_info
+from numeric.inputs.flat_params import flatten_params
+from numeric.inputs.problem import DataModel
+from numeric.plan.soft_whitening import quadratic_along, soft_candidates, whiten_quadratic_soft
 
 NBETA = 1e4
 

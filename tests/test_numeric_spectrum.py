@@ -11,12 +11,13 @@ from _devices import DEVICES
 from torch import Tensor
 
 import numeric
-from numeric.lanczos import lanczos
-from numeric.lowrank import LowRankRoot
-from numeric.model import full_data_hessian, setup_problem
+from numeric.hessian.at_w_star import full_data_hessian
+from numeric.hessian.dense import hessian_info
+from numeric.hessian.lanczos import lanczos
+from numeric.hessian.lowrank import LowRankRoot
+from numeric.hessian.spectrum import deflated_spectrum, hessian_spectrum
+from numeric.inputs.problem import setup_problem
 from numeric.options import LLCOptions
-from numeric.precondition import hessian_info
-from numeric.spectrum import deflated_spectrum, hessian_spectrum
 
 DT = torch.float64
 
@@ -167,7 +168,7 @@ def test_low_rank_root_is_the_square_root_of_its_square() -> None:
 def test_sgld_update_with_the_low_rank_root_equals_it_with_the_dense_matrix() -> None:
     """The fused products (``drift_and_step``: U read twice, not four times) give the update that
     the same preconditioner gives as a dense [D, D] matrix, for every integrator."""
-    from numeric.sgld import GradientEval, SGLDState, update
+    from numeric.sampler.sgld import GradientEval, SGLDState, update
 
     g = torch.Generator().manual_seed(5)
     u, _ = torch.linalg.qr(torch.randn(40, 6, generator=g, dtype=DT))
@@ -303,8 +304,8 @@ def test_the_dense_hessian_takes_samples_in_proportion_to_its_products(monkeypat
     """D products on at most max(2048, 2²²/D) samples (a prefix of the same seeded draw as the
     Lanczos path's 16384), each vmapped call at most 2¹⁴ products × samples: on least squares
     with D = 400 and n = 20,000, H = XᵀX/m over exactly those m = 10,485 samples."""
-    from numeric import model as model_module
-    from numeric.model import HESSIAN_WORK, hessian_subset
+    from numeric.hessian import at_w_star
+    from numeric.hessian.at_w_star import HESSIAN_WORK, hessian_subset
 
     cpu = torch.device("cpu")
     big, small = hessian_subset(20_000, 3, cpu), hessian_subset(20_000, 3, cpu, hvps=400)
@@ -322,13 +323,13 @@ def test_the_dense_hessian_takes_samples_in_proportion_to_its_products(monkeypat
     opts = LLCOptions(num_chains=1, seed=3)
     prob = setup_problem(loss_fn, {"w": w}, (x, y), opts)
     blocks = []
-    dense = model_module.dense_hessian
+    dense = at_w_star.dense_hessian
 
     def recording(f, w, block=64):
         blocks.append(block)
         return dense(f, w, block)
 
-    monkeypatch.setattr(model_module, "dense_hessian", recording)
+    monkeypatch.setattr(at_w_star, "dense_hessian", recording)
     h = full_data_hessian(prob.model, prob.w_star, 3)
     xs = x[small]
     torch.testing.assert_close(h, xs.T @ xs / xs.shape[0], rtol=1e-10, atol=1e-12)

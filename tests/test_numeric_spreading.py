@@ -1,5 +1,5 @@
-"""The chains still moving away from w* (numeric.spreading): the statistic on made-up spreads
-whose growth is known, and the finding on estimates (data and potential) whose chains cannot
+"""The chains still moving away from w* (numeric.findings.spreading): the statistic on made-up
+spreads whose growth is known, and the finding on estimates (data and potential) whose chains cannot
 have settled."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import torch
 from _spreading import dln_868, spreads
 
 import numeric
-from numeric.findings import Finding
-from numeric.spreading import GROWTH, check_spreading, escalate, spread_growth
+from numeric.findings.spreading import GROWTH, check_spreading, escalate, spread_growth
+from numeric.types import Finding
 
 
 def test_growth_of_a_line_is_its_rise_between_the_quarters() -> None:
@@ -74,7 +74,7 @@ def test_a_given_num_draws_below_the_rule_escalates_like_capped_draws() -> None:
     """With ``num_draws`` given there is no ``draws_capped``: ``draws_below_rule`` (info: the
     draws the slowest direction asks for against those given) takes its place, and the message
     names both numbers."""
-    from numeric.run_findings import check_draws_given
+    from numeric.findings.slow_mixing import check_draws_given
 
     (warn,) = check_spreading(spreads(0.5), np.ones(4, bool))
     beyond = _finding("beyond_quadratic")

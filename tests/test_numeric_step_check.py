@@ -1,4 +1,4 @@
-"""The step-size check (numeric.step_check): λ̂ again at ε/2 and the extrapolation to ε → 0.
+"""The step-size check (numeric.draws.step_check): λ̂ again at ε/2 and the extrapolation to ε → 0.
 
 The analytic case: a linear regression with the Hessian preconditioner M = (nβH + γ)⁻¹, full-batch
 gradients and the Euler integrator w' = w − (ε/2)·M∇U + √ε·M^{1/2}ξ. In the preconditioned
@@ -17,8 +17,8 @@ import pytest
 import torch
 
 import numeric
-from numeric.result import chain_stats
-from numeric.step_check import MIN_DRAWS, MIN_RELAX, SIGNIFICANT, check_bias, check_lengths
+from numeric.draws.step_check import MIN_DRAWS, MIN_RELAX, SIGNIFICANT, check_bias, check_lengths
+from numeric.stats.chain_stats import chain_stats
 from numeric.types import CheckDraws, Trace
 
 # One worker under pytest-xdist, so the module-scoped estimate is computed once.
@@ -245,7 +245,7 @@ def test_to_dict_and_str_carry_the_check(euler_one: numeric.LLCEstimate) -> None
 
 def test_relaxing_rule() -> None:
     """The check is extended while its λ̂ moves, half to half, away from λ̂(ε)."""
-    from numeric.step_check import _relaxing
+    from numeric.draws.step_check import _relaxing
 
     rng = np.random.default_rng(1)
     flat = 0.8 + 0.01 * rng.standard_normal((4, 400))

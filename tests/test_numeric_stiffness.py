@@ -1,5 +1,5 @@
 """The chains drifting into steeper regions: the fixed burn-in's re-measured κ and the draws' check
-(``numeric.stiffness``, ``numeric.warmup.fixed_burn_in``)."""
+(``numeric.findings.stiffer_in_draws``, ``numeric.warmup.burn_in.fixed_burn_in``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import numeric
-from numeric.stiffness import STIFF_ERROR, STIFF_WARNING, check_stiffer_in_draws
+from numeric.findings.stiffer_in_draws import STIFF_ERROR, STIFF_WARNING, check_stiffer_in_draws
 from numeric.types import Tuning
 
 

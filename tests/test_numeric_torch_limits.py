@@ -1,4 +1,4 @@
-"""Torch's own limits (numeric.torch_limits), the train-mode guard everywhere, tied weights.
+"""Torch's own limits (numeric.backend.torch_limits), the train-mode guard everywhere, tied weights.
 
 * Torch operations without the derivatives or vmap batching rules the estimator needs are named,
   with the way around them: the fused fast path of nn.MultiheadAttention and
@@ -29,18 +29,18 @@ from torch.nn import functional as F
 from torch.nn.utils import parametrizations
 
 import numeric
-from numeric import plan
-from numeric.errors import InvalidInputError
-from numeric.model import setup_problem
-from numeric.options import LLCOptions
-from numeric.precondition import HessianInfo, dense_hessian
-from numeric.torch_limits import (
+from numeric.backend.torch_limits import (
     differentiable_attention,
     explain,
     is_attention_limit,
     raise_if_limitation,
     run_differentiable,
 )
+from numeric.errors import InvalidInputError
+from numeric.hessian.dense import HessianInfo, dense_hessian
+from numeric.inputs.problem import setup_problem
+from numeric.options import LLCOptions
+from numeric.plan import llc_plan, preconditioner
 
 SHORT = dict(num_chains=2, num_burnin=20, num_draws=40, progress=False, step_check=False)
 
@@ -264,7 +264,7 @@ def test_a_padding_mask_through_the_encoders_fast_path_is_estimated_as_with_it_o
 
 def test_the_hessian_at_w_star_names_the_attention_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """MHA in train mode: the steps' first derivatives work, the Hessian at w* (make_plan:
-    Lanczos above MAX_DENSE_DIM parameters, else precondition.dense_hessian) is refused with the
+    Lanczos above MAX_DENSE_DIM parameters, else hessian.dense.dense_hessian) is refused with the
     kernel's name, not a raw torch error; inside differentiable_attention() it is computed."""
     x, y = _seq_data()
     loss_fn, w = numeric.from_module(_model(_Attention), F.mse_loss)
@@ -272,15 +272,15 @@ def test_the_hessian_at_w_star_names_the_attention_kernel(monkeypatch: pytest.Mo
     problem = setup_problem(loss_fn, w, (x, y), opts)
     assert problem.dim == 297
     match = r"no second derivative.*SDPBackend\.MATH"
-    for dense_up_to in (64, plan.MAX_DENSE_DIM):
-        monkeypatch.setattr(plan, "MAX_DENSE_DIM", dense_up_to)
+    for dense_up_to in (64, preconditioner.MAX_DENSE_DIM):
+        monkeypatch.setattr(preconditioner, "MAX_DENSE_DIM", dense_up_to)
         with pytest.raises(InvalidInputError, match=match) as info:
-            plan.make_plan(problem, opts)
+            llc_plan.make_plan(problem, opts)
         assert "derivative for aten::_scaled_dot_product" in str(info.value.__cause__)
     with pytest.raises(InvalidInputError, match=match):
         dense_hessian(lambda v: problem.model.f(v, (x[:4], y[:4])), problem.w_star)
     with differentiable_attention():
-        info = plan.make_plan(problem, opts).hessian
+        info = llc_plan.make_plan(problem, opts).hessian
     assert isinstance(info, HessianInfo) and info.eigvals.numel() == 297
 
 

@@ -1,5 +1,6 @@
 """The shape of every package: imports run one way, modules and functions stay small, no
-``nonlocal`` state (rlct's own rules, stricter, are in test_rlct_structure.py).
+``nonlocal`` state (rlct's own rules, stricter, are in test_rlct_structure.py); numeric's folders
+import in the order numeric/__init__.py maps.
 
 Read from the source with ``ast`` (nothing is imported by the checks themselves).
 """
@@ -16,6 +17,24 @@ REPO = Path(__file__).parent.parent
 PACKAGES = ("rlct", "numeric", "verification")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80  # of code: the docstring does not count
+# numeric's folders in import order: each imports only from those before it. "root" is the
+# top-level modules (errors, options, types, budget); numeric/__init__.py may import anything.
+NUMERIC_FOLDER_ORDER = (
+    "root",
+    "backend",
+    "stats",
+    "inputs",
+    "hessian",
+    "sampler",
+    "plan",
+    "warmup",
+    "findings",
+    "result",
+    "draws",
+    "run",
+    "potential",
+    "series",
+)
 
 
 def _sources(package: str) -> list[Path]:
@@ -68,3 +87,71 @@ def test_functions_are_short_and_hold_no_nonlocal_state(package: str):
                 nonlocal_.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not long
     assert not nonlocal_
+
+
+def folder_of(root: Path, module: str) -> str:
+    """The folder of ``root``'s package that holds ``module`` ("root" for a top-level module, the
+    package's own name for its ``__init__``)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return parts[0]
+    return parts[1] if (root / parts[1] / "__init__.py").exists() else "root"
+
+
+def folder_edges(root: Path) -> set[tuple[str, str]]:
+    """(importing folder, imported folder) for every import between two folders of ``root``'s
+    package (its ``__init__`` left out: the public face may import anything)."""
+    return {
+        (folder_of(root, a), folder_of(root, b))
+        for a, targets in imports(root).items()
+        for b in targets
+        if a != root.name and folder_of(root, a) != folder_of(root, b)
+    }
+
+
+def order_violations(root: Path, order: tuple[str, ...], doc: str) -> list[str]:
+    """What breaks the folder order: a folder the order does not name (or an entry with no
+    folder), an import of a folder later in the order, and a docstring ``doc`` that does not map
+    the folders (as ``name/``) in that order."""
+    folders = {p.parent.name for p in root.glob("*/__init__.py")} | {"root"}
+    out = [f"folder {f} not in the order" for f in sorted(folders - set(order))]
+    out += [f"{f} in the order is no folder" for f in order if f not in folders]
+    rank = {name: i for i, name in enumerate(order)}
+    out += sorted(
+        f"{a} imports {b}"
+        for a, b in folder_edges(root)
+        if a in rank and b in rank and rank[b] > rank[a]
+    )
+    named = [f"``{f}/``" for f in order[1:]]
+    out += [f"{n} not in the docstring" for n in named if n not in doc]
+    at = [doc.index(n) for n in named if n in doc]
+    if at != sorted(at):
+        out.append("the docstring maps the folders in another order")
+    return out
+
+
+def test_the_folder_order_check_sees_each_breach(tmp_path: Path):
+    pkg = tmp_path / "pkg"
+    for sub in ("low", "high"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text('"""``low/`` then ``high/``."""\nfrom pkg.high import b\n')
+    (pkg / "base.py").write_text("")
+    (pkg / "low" / "a.py").write_text("from pkg import base\n")
+    (pkg / "high" / "b.py").write_text("from pkg.low import a\n")
+    doc = "``low/`` then ``high/``"
+    assert order_violations(pkg, ("root", "low", "high"), doc) == []
+    assert order_violations(pkg, ("root", "high", "low"), doc) == [
+        "high imports low",
+        "the docstring maps the folders in another order",
+    ]
+    assert order_violations(pkg, ("root", "low"), doc) == ["folder high not in the order"]
+    (pkg / "low" / "a.py").write_text("from pkg.high import b\n")  # low reaches up to high
+    assert order_violations(pkg, ("root", "low", "high"), doc) == ["low imports high"]
+
+
+def test_numeric_folders_import_in_the_stated_order():
+    root = REPO / "numeric"
+    assert ("sampler", "hessian") in folder_edges(root)  # the graph is read
+    doc = ast.get_docstring(ast.parse((root / "__init__.py").read_text())) or ""
+    assert order_violations(root, NUMERIC_FOLDER_ORDER, doc) == []

@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 import rlct
-from numeric.findings import Finding
+from numeric.types import Finding
 from verification import assert_llc_matches
 from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms

@@ -19,7 +19,7 @@ import torch
 
 import numeric
 import rlct
-from numeric.reference import GaussianLinear, expected_llc
+from numeric.potential.reference import GaussianLinear, expected_llc
 
 from ._validate import (
     MAX_SEED,

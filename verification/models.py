@@ -14,7 +14,7 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from numeric.linalg import least_squares, one_thread
+from numeric.backend.linalg import least_squares, one_thread
 
 from ._validate import check_data_size
 from .cases import DLNCase, PotentialCase, RRRCase
@@ -177,7 +177,7 @@ def linear_network_min_loss(widths: Sequence[int], data: tuple[Tensor, Tensor]) 
     With F = xB̂ the least-squares fit, y − xCᵀ splits into the residual y − F and F − xCᵀ,
     orthogonal to it, and the best rank-H approximation of F leaves the squared singular values
     of F beyond the H-th (Eckart–Young): min L_n = ½·mean‖y − F‖² + ½·Σ_{i>H} σ_i(F)²/n, the σ_i²
-    being the eigenvalues of FᵀF (numeric.linalg: the same bits in every process).
+    being the eigenvalues of FᵀF (numeric.backend.linalg: the same bits in every process).
     """
     x, y = (t.double() for t in data)
     fitted = x @ least_squares(x, y)

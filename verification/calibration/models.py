@@ -32,8 +32,8 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from numeric.linalg import one_thread
-from numeric.reference import GaussianLinear, expected_llc
+from numeric.backend.linalg import one_thread
+from numeric.potential.reference import GaussianLinear, expected_llc
 
 from ..cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 from ..catalogue import ShiftedTarget, _minimise, _shifted_target

@@ -2,7 +2,7 @@ r"""Records and report of a calibration run (:func:`verification.calibrate`).
 
 A run is *correct* when |z| ≤ band, z = (λ̂ − target)/√(se² + σ²), σ the target's own
 uncertainty; *flagged* when a finding of severity "error" fired that says λ̂ is off its target
-(the premise findings, ``numeric.findings.PREMISE_CODES``, which say w* is not a minimum, are
+(the premise findings, ``numeric.findings.codes.PREMISE_CODES``, which say w* is not a minimum, are
 counted apart: their rates are in the per-code table). A run with no z (an estimate,
 standard error or target that is NaN, a failed run) is wrong. The confusion of the two:
 
@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from numeric.findings import PREMISE_CODES
+from numeric.findings.codes import PREMISE_CODES
 
 from .._validate import check_real, check_type
 
@@ -112,7 +112,7 @@ class CalibrationRecord:
     @property
     def flagged(self) -> bool:
         """An error finding fired that says λ̂ is off its target (not one of the premise
-        findings, ``numeric.findings.PREMISE_CODES``, which say w* is not a minimum)."""
+        findings, ``numeric.findings.codes.PREMISE_CODES``, which say w* is not a minimum)."""
         return any(c not in PREMISE_CODES for c in self.error_findings)
 
     def to_dict(self) -> dict[str, object]:

@@ -15,7 +15,7 @@ from typing import Any
 from torch import Tensor, nn
 
 import numeric
-from numeric.findings import worst_severity
+from numeric.findings.checks import worst_severity
 
 from ..errors import InvalidArgumentError
 from .records import Record

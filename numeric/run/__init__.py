@@ -1,0 +1,6 @@
+"""``estimate_llc`` (``estimate_llc``) and its runs: one run of the chains (``one_run``), started
+again after a divergence (``divergence_restart``) or hot draws (``heating_restart``), or on the
+full batch (``full_batch_switch``).
+"""
+
+__all__: list[str] = []

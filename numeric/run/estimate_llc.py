@@ -1,0 +1,397 @@
+r"""Local learning coefficient of a model with data: ``estimate_llc``.
+
+λ̂ = nβ·(E_w[L_n(w)] − L_n(w*)) with w drawn by SGLD (``numeric.sampler.sgld``) from the localised
+tempered posterior p(w) ∝ exp(−nβ·L_n(w) − (γ/2)‖w − w*‖² − (α/2)‖w‖²) (REFERENCE §6). Chains are
+the leading axis of one [C, D] tensor; the loss is vectorised over chains with ``torch.func.vmap``
+(each chain draws its own minibatch: one ``randint`` of shape [C, B] per step).
+
+The estimate is a pipeline of stages, each rule in the module named for it (docs/architecture.md):
+
+===========================  =======================================================================
+``options``                  the arguments, validated once (``LLCOptions``); nβ = n/log n default
+``inputs.problem``           the data model and the ``Problem``: w*, L_n(w*), ∇L_n(w*)
+``plan.preconditioner``      H(w*) (``hessian/``) and the preconditioner M, dense or low-rank
+``plan.soft_whitening``      soft directions scaled at their own curvature where U is quadratic
+``plan.llc_plan``            slow and flat directions, integrator, friction ξ₀, anchors
+``sampler.gradients``        the minibatch gradient: control variate centred at w* or an anchor
+``sampler.kernel``           the hot loop: blocks of steps from pre-drawn noise, eager or compiled
+``sampler.chains``           the batch of chains, advanced block by block, checked for divergence
+``run.one_run``              one run of the chains from w*: warm-up, draws, the step-size check
+``warmup.step_size``         ε from the curvature where the chains are (``warmup.curvature``)
+``warmup.friction``          BAOAB's friction raised for the minibatch heating where the chains are
+``warmup.burn_in``           the burn-in: the slowest and the flat directions, stationarity
+``plan.integrator_switch``   LM → BAOAB where the adapted step outpaces the slowest direction
+``draws.sample``             the number of draws, the draws and what they record
+``draws.stopping_rule``      draws added until λ̂ is precise and no longer moves
+``draws.burn_in_extension``  the draws made burn-in while the chains still spread away from w*
+``draws.step_check``         the chains continued at ε/2 and back at ε: the bias, λ₀ at ε → 0
+``findings.*``               one module per question a finding answers (``findings.codes``)
+``run.*_restart``            again from w* after a divergence (smaller ε) or hot draws (more ξ)
+``run.full_batch_switch``    where the full batch mixes cheaper than heated minibatches
+``result.llc_estimate``      the estimate and its configuration (``result.config``)
+===========================  =======================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from numeric.backend.denormals import flushing_denormals
+from numeric.backend.torch_limits import run_differentiable
+from numeric.budget import Budget, budget_findings
+from numeric.draws.burn_in_extension import settling_finding
+from numeric.draws.step_check import check_bias
+from numeric.draws.stopping_rule import check_precision
+from numeric.errors import DivergenceError, InvalidInputError
+from numeric.findings.beyond_quadratic import plan_beyond_quadratic
+from numeric.findings.checks import check_step_size
+from numeric.findings.gradient_at_w_star import check_gradient, gradient_shift
+from numeric.findings.slow_mixing import slow_findings
+from numeric.findings.soft_directions import check_soft_directions
+from numeric.findings.spreading import escalate
+from numeric.findings.standard import summarise_chains
+from numeric.findings.unreached_region import reach_findings
+from numeric.inputs.module_loss import ModuleLoss, from_module
+from numeric.inputs.problem import LossFn, Problem, setup_problem
+from numeric.inputs.restrict import require_eval_mode
+from numeric.options import (
+    DEFAULT_RTOL,
+    Gradient,
+    Integrator,
+    LLCOptions,
+    OnDivergence,
+    Preconditioning,
+)
+from numeric.plan.llc_plan import LLCPlan, make_plan
+from numeric.result.config import run_config
+from numeric.result.llc_estimate import LLCEstimate, make_estimate
+from numeric.run.divergence_restart import (
+    can_restart,
+    final_divergence,
+    restart_finding,
+    restart_options,
+)
+from numeric.run.full_batch_switch import (
+    FullBatchCase,
+    check_batch_heating,
+    diverged_finding,
+    switch_finding,
+)
+from numeric.run.heating_restart import cooled_plan, cooler_options, heating_finding
+from numeric.run.one_run import one_run
+from numeric.stats.chain_stats import full_data_estimate
+from numeric.types import Draws, Finding, Warmup
+
+__all__ = ["ModuleLoss", "estimate_llc", "from_module"]
+
+
+def estimate_llc(
+    loss_fn: LossFn,
+    params: Mapping[str, Tensor],
+    data: Any,
+    *,
+    nbeta: float | None = None,
+    gamma: float = 1.0,
+    prior_precision: float = 0.0,
+    step_size: float | None = None,
+    num_chains: int = 4,
+    num_draws: int | None = None,
+    num_burnin: int | None = None,
+    batch_size: int | None = None,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    dtype: torch.dtype | None = None,
+    gradient: Gradient = "control_variate",
+    integrator: Integrator | Literal["auto"] = "auto",
+    friction: float | None = None,
+    preconditioner: Preconditioning = "auto",
+    step_scale: float = 0.25,
+    full_loss_every: int | None = None,
+    anchor_every: int | None = None,
+    on_divergence: OnDivergence = "raise",
+    progress: bool | None = None,
+    compile: bool = False,
+    step_check: bool | None = None,
+    rtol: float = DEFAULT_RTOL,
+    target_stderr: float | None = None,
+    time_budget: float | None = None,
+) -> LLCEstimate:
+    r"""Estimate the local learning coefficient at ``params`` (= w*) with SGLD.
+
+    With automatic lengths (``num_draws`` None) the draws stop when the answer is known: λ̂'s
+    standard error is at most ``rtol``·|λ̂| (default 10%; 0.05 or less to compare checkpoints
+    finely) or ``target_stderr``, λ̂'s own loss trace has 100 effective draws and λ̂ no longer moves
+    between the halves of the draws (``draws.stopping_rule``). ``time_budget`` (seconds) bounds the
+    whole estimate: the burn-in ends by 40% of it, the draws by 75% (95% without the step-size
+    check), and the check runs only where it fits; a phase cut short is named in the ``time_budget``
+    finding, and lengths then depend on the machine's speed (``numeric.budget``). Ctrl-C during the
+    draws ends them and returns the estimate from the draws so far, with the ``interrupted``
+    finding. Each phase ends with a line on the ``numeric`` logger (INFO):
+    ``logging.basicConfig(level=logging.INFO)`` shows a run's progress where stderr is not a
+    terminal.
+
+    ``loss_fn(params, batch)`` returns the mean loss of ``batch`` for a dict of tensors ``params``
+    (see ``from_module``); it must be traceable by ``torch.func.vmap`` (no ``.item()``, no in-place
+    updates of inputs). ``data`` is a tuple of tensors with samples on the first axis, a dict of
+    them (batches are then dicts with the same keys), or anything indexable by a tensor of indices;
+    a batch is ``take(data, idx)``. numpy arrays, map-style ``Dataset``s and a ``DataLoader`` (its
+    data set; its batch size is not used) are converted once (``inputs.data_forms.as_data``).
+    Tensors with NaN or inf entries are not dropped: the loss at w* is then not finite, and the
+    error names them. With a ``from_module`` loss the module must be in eval mode, checked before
+    any forward pass; where attention kernels lack the derivatives the estimate needs, it runs again
+    with torch's math attention (``backend.torch_limits``). CPU denormals are flushed to zero
+    meanwhile (``backend.denormals``).
+
+    Arguments left ``None`` are chosen from the problem (the rules are in ``numeric.plan``,
+    ``numeric.warmup`` and ``numeric.draws``); ``gamma`` is γ, the localisation strength, and
+    ``prior_precision`` α, of a Gaussian prior N(0, α⁻¹ I). A non-finite or exploding loss raises
+    ``DivergenceError`` naming chain and step unless ``on_divergence="continue"`` (then the diverged
+    chains are dropped and reported, and the error comes when none is left); with the automatic ε
+    the run first restarts from w* with at most a quarter of the diverged run's ε
+    (``divergence_restart.restart_options``). The full-data estimate evaluates L_n at the chains
+    every ``full_loss_every`` steps (default ⌈n/B⌉ for minibatches of ``batch_size`` B, 16 for the
+    full batch, at most draws/10; about one more forward pass per step; 0 turns it off). The noise
+    is drawn in blocks that end at these evaluations, so another ``full_loss_every`` gives other
+    chains from the same seed (as valid, not the same bits).
+
+    ``batch_size`` B (default 256, or n where n ≤ 256 or a step on all n samples costs no more than
+    a control-variate step of 256: n ≤ 512·C/(C + 1), ``inputs.problem.default_batch_size``): each
+    chain's minibatch per step, drawn with replacement; B = n is the full data at every step
+    (``data.draw_indices``): ĝ = ∇L_n(w) exactly (``config.gradient`` "exact"; no control variate,
+    no anchors), at n/B times a minibatch step's cost, and no minibatch heating, so BAOAB's friction
+    stays at critical damping. Where the heating raises the friction far above it, the slow
+    directions relax that many times slower, and a larger B with replacement does not help (ξ falls
+    as 1/B, the cost per step rises as B): then the full batch can be cheaper (``batch_heating``
+    finding). With the default B and automatic lengths the run switches to it where it relaxes the
+    slowest direction at least twice as cheaply and its projected run costs at most twice the
+    minibatch run's projected draws (the ``full_batch_switch`` finding; ``run.full_batch_switch``).
+
+    ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
+    position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres the
+    control variate at the nearer of r and w* (``sampler.gradients``). Default (``plan.llc_plan``):
+    where the chains spread far from w* (no Hessian slow-direction rule applies: w* is not a
+    minimum, or it is singular with no direction stiffer than γ + α), ⌈n/B⌉ rounded up to a multiple
+    of 8 (an epoch; the full gradients then cost about 40% of the minibatch work); elsewhere 0, the
+    centre at w* (near a minimum it is as good and cheaper).
+
+    ``integrator``: ``"auto"`` (LM near a minimum, BAOAB where the chains spread along flat
+    directions: ``plan.llc_plan``, or where the step outpaces the slowest relevant direction 16×:
+    ``plan.integrator_switch``), ``"lm"``, ``"euler"`` (devinterp's update) or ``"baoab"``
+    (underdamped Langevin with ``friction`` ξ; default 2√κ of the slowest directions, critical
+    damping, raised during burn-in where the chains spread until the minibatch heating of λ̂'s
+    directions is at most 1% (``warmup.friction``), and the run restarted with more friction where
+    the draws end hotter: ``run.heating_restart``; ``sampler.sgld``). A given ``friction`` is kept,
+    and used only where BAOAB runs.
+
+    ``preconditioner``: ``"auto"`` (when the gradient is the control variate and ``step_size`` is
+    None: the dense Hessian preconditioner when D ≤ 2048, above that a low-rank one from the
+    Hessian's top eigenpairs by Lanczos where it lowers the stiffest curvature at least 2×),
+    ``"hessian"``, ``"lowrank"`` or ``"none"`` (``plan.preconditioner``, ``hessian.spectrum``). A
+    given ``step_size`` is in the preconditioned metric when one is used.
+
+    ``compile=True`` runs the SGLD steps through one ``torch.compile``d kernel of
+    ``kernel.UNROLL`` fused steps (same random numbers as the eager loop, so the same estimate up
+    to rounding, for C·D up to 2²¹): 10–30× fewer microseconds per step for small models, after a
+    one-off compile (20–35 s the first time on a machine, 9–11 s in a later process, which finds
+    inductor's generated code on disk). The kernel is cached per process for the same
+    ``loss_fn`` object (``from_module`` returns equal ones for the same module), shapes and
+    settings, so later estimates on the same model do not compile again. Worth it for long runs
+    and for many estimates of one architecture (checkpoints, sweeps).
+
+    ``step_check`` (default: on with minibatch gradients, a given ``step_size`` or Euler steps; off
+    on the full batch at the automatic ε, whose exact gradients leave LM and BAOAB a bias second
+    order in ε for a smooth loss; pass True for a non-smooth one, such as a ReLU network): after the
+    draws the chains go on at ε/2, then at ε again, and ``LLCEstimate.step_check`` holds λ̂(ε),
+    λ̂(ε/2), λ̂ at ε after the check, the bias b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches
+    at ε either side of the check) and the extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard
+    errors (and λ̂ at ε did not drift across the check) it is the estimate, and ``step_size_bias``
+    says so (``draws.step_check``)."""
+    opts = LLCOptions(
+        nbeta=nbeta,
+        gamma=gamma,
+        prior_precision=prior_precision,
+        step_size=step_size,
+        num_chains=num_chains,
+        num_draws=num_draws,
+        num_burnin=num_burnin,
+        seed=seed,
+        step_scale=step_scale,
+        on_divergence=on_divergence,
+        progress=progress,
+        batch_size=batch_size,
+        device=device,
+        dtype=dtype,
+        gradient=gradient,
+        integrator=integrator,
+        friction=friction,
+        preconditioner=preconditioner,
+        full_loss_every=full_loss_every,
+        anchor_every=anchor_every,
+        compile=compile,
+        step_check=step_check,
+        rtol=rtol,
+        target_stderr=target_stderr,
+        time_budget=time_budget,
+    )
+    require_eval_mode(loss_fn)  # before any forward pass: batch norm would update its statistics
+    # chains running away before a divergence is raised overflow the statistics' squares, which
+    # handle the resulting inf and nan themselves: no numpy warning ahead of the error
+    with flushing_denormals(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return run_differentiable(lambda: _estimate_llc(loss_fn, params, data, opts))
+
+
+def _estimate_llc(
+    loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
+) -> LLCEstimate:
+    """``estimate_llc`` once its options are checked: set-up, plan and runs (``_runs``); where
+    heated minibatches make the full batch the cheaper way to mix, the run again on the full
+    batch (``numeric.run.full_batch_switch``), or, where that diverges (its projection, made at the
+    minibatch run's ε, then no longer holds: no restart), the minibatch runs without the
+    switch."""
+    clock = Budget(opts.time_budget)
+    problem = setup_problem(loss_fn, params, data, opts)
+    outcome = _runs(problem, opts, clock, switchable=_may_switch(problem, opts))
+    if not isinstance(outcome, FullBatchCase):
+        return outcome
+    n, batch = problem.n, problem.batch_size
+    full_opts = dataclasses.replace(opts, batch_size=n)
+    try:
+        full = setup_problem(loss_fn, params, data, full_opts)
+    except InvalidInputError:  # the full batch does not fit in memory: minibatches as before
+        return _runs(problem, opts, clock, switchable=False)
+    try:
+        switched = (switch_finding(outcome, n, batch),)
+        return _runs(full, full_opts, clock, switchable=False, restartable=False, before=switched)
+    except DivergenceError as err:
+        said = f"chain {err.chain} at step {err.step}, ε = {err.step_size:.3g}"
+        return _runs(
+            problem, opts, clock, switchable=False, before=(diverged_finding(said, n, batch),)
+        )
+
+
+def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
+    """The full-batch switch applies: minibatches of the default size with the control variate,
+    automatic lengths, no anchors asked for (``numeric.run.full_batch_switch``)."""
+    return (
+        opts.batch_size is None
+        and opts.num_burnin is None
+        and opts.num_draws is None
+        and not opts.anchor_every
+        and opts.gradient == "control_variate"
+        and not problem.full_batch
+    )
+
+
+def _runs(
+    problem: Problem,
+    opts: LLCOptions,
+    clock: Budget,
+    *,
+    switchable: bool,
+    restartable: bool = True,
+    before: tuple[Finding, ...] = (),
+) -> LLCEstimate | FullBatchCase:
+    """The plan and its runs (restarted after a divergence with a smaller ε where
+    ``restartable``, or once with more friction where the draws ran hot) and the estimate, its
+    findings after ``before``; with ``switchable``, the case for the full batch instead where a
+    warm-up makes it. Each run plans within what is left of ``clock`` (``numeric.budget``); the
+    heating restart is skipped where less than half of a time budget is left."""
+    plan = make_plan(problem, opts)
+    restarts: list[Finding] = []
+    cooled: tuple[Finding, ...] = ()  # the heating restart (``heating_restart``), at most one
+    while True:
+        try:
+            ran = one_run(problem, plan, opts, switchable, clock.rest())
+        except DivergenceError as err:  # automatic ε: restart with a smaller one
+            if not (restartable and can_restart(opts, restarts) and clock.left() > 0):
+                final = final_divergence(err, restarts, opts.gamma, plan, problem.w_star.dtype)
+                if final is err:
+                    raise
+                raise final from err
+            after = restart_options(opts, err)
+            restarts.append(restart_finding(err, opts, after))
+            opts = after
+            continue
+        if isinstance(ran, FullBatchCase):
+            return ran
+        run_plan, warm, drawn, alive = ran
+        rerun = not cooled and clock.can_rerun()
+        cooler = cooler_options(opts, run_plan, warm, drawn) if rerun else None
+        if cooler is None:
+            break
+        cooled = (heating_finding(warm, drawn, cooler),)
+        opts, plan = cooler, cooled_plan(plan, cooler)
+    found = (*before, *restarts, *cooled, *budget_findings(warm, drawn, opts.time_budget))
+    return _estimate(problem, run_plan, opts, warm, drawn, alive, found)
+
+
+def _estimate(
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    warm: Warmup,
+    drawn: Draws,
+    alive: Tensor,
+    restarts: tuple[Finding, ...] = (),
+) -> LLCEstimate:
+    """Statistics, findings (divergence, restarts, standard, step size, slow directions, positions,
+    draws capped, still spreading, still relaxing, beyond the quadratic region, unreached regions,
+    heated minibatches, step-size bias, the gradient at w*: in that order), the configuration,
+    and the extrapolation to ε → 0 where the step-size check found a significant bias
+    (``numeric.draws.step_check``)."""
+    alive_np = alive.cpu().numpy()
+    tuning = warm.tuning
+    summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
+    findings = [*summary.divergence, *restarts, *summary.standard]
+    findings.extend(settling_finding(drawn.settled, warm.num_burnin))
+    findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
+    slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive, opts.num_draws is not None)
+    findings.extend(slow)
+    stats = summary.stats
+    findings.extend(
+        check_soft_directions(
+            plan, tuning, warm.num_burnin, int(drawn.num_draws), stats.mean, stats.stderr
+        )
+    )
+    findings.extend(check_precision(drawn.precision, opts.num_draws is None))
+    findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
+    full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
+    findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
+    findings.extend(
+        check_batch_heating(
+            plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim
+        )
+    )
+    checked = None
+    if drawn.check is not None:
+        checked, stats, found = check_bias(
+            summary.stats, drawn.check, alive_np, problem.nbeta, tuning.step_size
+        )
+        findings.extend(found)
+        summary = summary._replace(stats=stats or summary.stats)
+    findings = escalate(findings)
+    shift = gradient_shift(plan.hessian, problem.g_star)
+    findings.extend(
+        check_gradient(
+            shift, float(problem.g_star.norm()), summary.stats.mean, summary.stats.stderr,
+            problem.nbeta,
+        )
+    )  # fmt: skip
+    return make_estimate(
+        summary,
+        init_loss=problem.init_loss,
+        nbeta=problem.nbeta,
+        findings=findings,
+        config=run_config(problem, plan, opts, warm, drawn),
+        full_data=full_data,
+        slow_ess=slow_ess,
+        slow_rhat=slow_rhat,
+        minibatch_inflation=drawn.inflation,
+        step_check=checked,
+    )

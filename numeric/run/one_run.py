@@ -1,0 +1,164 @@
+r"""One run of the data estimator's chains from w* (``one_run``): the kernel, the chains, the
+warm-up, the draws until settled and the step-size check, on the random stream of one seed
+(``numeric.run.estimate_llc`` restarts runs and turns the last into the estimate).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from numeric.budget import Budget
+from numeric.draws.burn_in_extension import draw_until_settled, retuner
+from numeric.draws.sample import sample
+from numeric.draws.step_check import run_check
+from numeric.inputs.problem import Problem
+from numeric.options import LLCOptions, wants_step_check
+from numeric.plan.integrator_switch import momentum_plan
+from numeric.plan.llc_plan import LLCPlan
+from numeric.run.full_batch_switch import FullBatchCase, switch_to_full_batch
+from numeric.sampler import sgld
+from numeric.sampler.chains import Chains, default_progress
+from numeric.sampler.kernel import AnchoredBlock, Kernel, cache_key
+from numeric.types import Constants, Draws, Tuning, Warmup
+from numeric.warmup.probes import DataProbes
+from numeric.warmup.warm_up import warm_up
+
+# the step-size check's steps per draw: relaxation (≤ a quarter of the draws) and half the draws
+# at ε/2, then as many at ε (``step_check.check_lengths``)
+CHECK_COST = 1.5
+
+
+class _Switch(Exception):
+    """Raised inside the burn-in where the full batch makes its case: this run ends there."""
+
+    def __init__(self, case: FullBatchCase) -> None:
+        super().__init__(case)
+        self.case = case
+
+
+def one_run(
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    switchable: bool = False,
+    clock: Budget | None = None,
+) -> tuple[LLCPlan, Warmup, Draws, Tensor] | FullBatchCase:
+    """One run of the chains from w*: warm-up, draws and the step-size check's draws at ε/2
+    (``numeric.draws.step_check``), the random stream from ``opts.seed``; the plan the run ended
+    with (warm-up may switch LM to BAOAB: ``numeric.plan.integrator_switch``). With ``switchable``,
+    the case for the full batch where the warm-up makes it
+    (``full_batch_switch.switch_to_full_batch``), instead. ``clock``: the run's time budget
+    (``numeric.budget``); the step-size check runs only where its projected time fits in what is
+    left of it, and none after draws cut short."""
+    gen = torch.Generator(device=problem.w_star.device)
+    gen.manual_seed(opts.seed)
+    kern = run_kernel(problem, plan, opts)
+    with start_chains(problem, plan, opts, kern, gen, clock) as chains:
+        probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale, opts.seed)
+
+        def switch(tuning: Tuning) -> LLCPlan | None:
+            """BAOAB from here on where the momentum rule says so: a new kernel, same state."""
+            new = momentum_plan(probes.plan, tuning, opts)
+            if new is not None:
+                probes.plan, probes.kern = new, run_kernel(problem, new, opts)
+                chains.block.kernel = probes.kern
+            return new
+
+        def ask_switch(tuning: Tuning) -> None:
+            """The full batch instead, once the raised friction makes the case for it."""
+            case = switch_to_full_batch(
+                probes.plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim
+            )
+            if case is not None:
+                raise _Switch(case)
+
+        try:
+            warm = warm_up(
+                chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
+                switch=switch, check=probes.check_curvature,
+                on_raise=ask_switch if switchable else None,
+            )  # fmt: skip
+        except _Switch as switched:
+            return switched.case
+        plan = probes.plan
+        warm, drawn = draw_until_settled(
+            lambda w: sample(
+                chains, plan, opts, w, problem.n, problem.batch_size,
+                problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
+            ),
+            warm, automatic=opts.num_burnin is None, alive=lambda: chains.alive.cpu().numpy(),
+            steps_done=lambda: chains.steps_done,
+            retune=retuner(plan, opts, probes.heating, probes.check_curvature),
+        )  # fmt: skip
+        if wants_step_check(opts, problem.full_batch) and drawn.stopped is None:
+            seconds = CHECK_COST * drawn.num_draws * chains.seconds_per_step()
+            if seconds <= chains.clock.left():
+                drawn = drawn._replace(
+                    check=run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
+                )
+            else:
+                drawn = drawn._replace(stopped="check_skipped")
+    return plan, warm, drawn, chains.alive
+
+
+def run_kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
+    """The kernel of the run: constants from the problem and plan, eager or compiled."""
+    c, d = opts.num_chains, problem.dim
+    consts = Constants(
+        problem.w_star,
+        problem.g_star,
+        plan.pre_s,
+        plan.probe,
+        problem.nbeta,
+        opts.gamma,
+        opts.prior_precision,
+        friction=plan.friction,
+    )
+    if plan.kernel_spec.anchored:  # until the first refresh every chain is anchored at w*
+        consts = consts._replace(
+            anchor=problem.w_star.expand(c, d).clone(),
+            g_anchor=problem.g_star.expand(c, d).clone(),
+            loss_anchor=problem.w_star.new_zeros(c),
+        )
+    model = problem.model
+    return Kernel(
+        model.f,
+        plan.kernel_spec,
+        consts,
+        model.data,
+        compiled=opts.compile,
+        cache_key=cache_key(
+            problem.loss_fn, problem.spec, plan.kernel_spec, model.data, c, problem.batch_size
+        ),
+    )
+
+
+def start_chains(
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    kern: Kernel,
+    gen: torch.Generator,
+    clock: Budget | None = None,
+) -> Chains:
+    """Every chain at w*, with a fresh noise draw (the first draw from ``gen``)."""
+    model = problem.model
+    block = AnchoredBlock(
+        kern,
+        model.full_loss_grad,
+        gen,
+        problem.n,
+        problem.batch_size,
+        plan.kernel_spec.anchored,
+    )
+    return Chains(
+        sgld.init(problem.w_star.expand(opts.num_chains, problem.dim), gen),
+        block,
+        lambda s: s.position,
+        nbeta=problem.nbeta,
+        on_divergence=opts.on_divergence,
+        progress=default_progress(opts.progress),
+        total_hint=(opts.num_burnin or 1000) + (opts.num_draws or 1000),
+        clock=clock,
+    )
