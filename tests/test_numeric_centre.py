@@ -207,7 +207,7 @@ def test_data_estimate_at_its_minimum_stays_centred() -> None:
     data, w_min = _regression()
     est = numeric.estimate_llc(_squared_error, {"w": w_min}, data, gamma=1.0, seed=0)
     assert "off_centre" not in [f.code for f in est.diagnostics]
-    assert est.mean == pytest.approx(1.0, abs=0.15)  # d/2 with nβh ≫ γ
+    assert abs(est.mean - 1.0) < 4 * est.stderr and est.stderr <= 0.1  # d/2 with nβh ≫ γ
 
 
 def test_hmc_reference_reads_the_same_centre() -> None:

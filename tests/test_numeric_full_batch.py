@@ -241,7 +241,9 @@ def test_switch_needs_the_gain_and_a_projected_run_no_dearer_than_twice_the_draw
     assert case is not None and case.gain >= 2
     t_full = relaxation_steps(1e-3, 1.0, 2.0)
     assert case.full_batch_relaxation_steps == pytest.approx(t_full)
-    projected = case.cost_per_step * (5 * t_full + max(400 * 2 * t_full / 4, 200))
+    # burn-in of 5 relaxation times and draws for 100 effective samples of λ̂'s trace at an
+    # autocorrelation time of 2t (``projected_draws``)
+    projected = case.cost_per_step * (5 * t_full + max(100 * 2 * t_full / 4, 200))
     assert case.full_batch_steps == pytest.approx(projected)
     assert case.minibatch_steps == MAX_DRAWS  # t = 60/(κ√ε) ≈ 1,900 steps: capped
     assert case.full_batch_steps <= SWITCH_COST * case.minibatch_steps

@@ -313,7 +313,8 @@ def _product_regression(n: int, seed: int):
 def test_short_run_at_a_saddle_is_an_error(integrator: str) -> None:
     """At a saddle w* the spread along the directions held by γ relaxes in 2/(ε·γ) steps under
     LM and ≈ 1/√(ε·γ) under BAOAB (the default there); a run shorter than half that is reported
-    as an error naming the positions, with their ESS and R-hat."""
+    (slow_mixing, a warning naming the positions, with their ESS and R-hat), and λ̂'s own trace
+    makes it an error."""
     loss_fn, w_star, data, _ = _product_regression(2000, 0)
     est = numeric.estimate_llc(
         loss_fn,
@@ -329,9 +330,15 @@ def test_short_run_at_a_saddle_is_an_error(integrator: str) -> None:
     assert est.config.integrator == ("lm" if integrator == "lm" else "baoab")
     t_half = relaxation_steps(1e-5, 1.0, est.config.friction) / 2  # 10⁵ (LM), 158 (BAOAB)
     assert 20 + 50 < t_half
-    errors = [f for f in est.diagnostics if f.code == "slow_mixing" and f.severity == "error"]
-    assert errors and "positions" in errors[0].message, est.diagnostics
-    assert errors[0].values["relaxation_steps"] == pytest.approx(t_half)
+    # the short run says so (a warning, naming the positions), and λ̂'s own trace says that
+    # the number cannot be used: its ESS, or its move between the halves of the draws
+    (slow,) = [f for f in est.diagnostics if f.code == "slow_mixing"]
+    assert slow.severity == "warning" and "positions" in slow.message, est.diagnostics
+    assert slow.values["relaxation_steps"] == pytest.approx(t_half)
+    assert {f.code for f in est.diagnostics if f.severity == "error"} & {
+        "low_ess",
+        "still_relaxing",
+    }, est.diagnostics
     assert math.isfinite(est.slow_ess) and math.isfinite(est.slow_rhat)
     assert est.config.anchor_every == 8  # ⌈2000/256⌉ rounded up to a multiple of 8
 

@@ -138,6 +138,7 @@ def test_far_above_n_the_minibatch_estimate_matches_the_full_data_one(
         anchor_every=anchor_every,
         device=device,
         batch_size=100,  # minibatches (the default for n = 200 is the full batch, exact)
+        rtol=0.02,  # ĉ is a regression on the draws: enough of them to pin it to 2·10⁻³
     )
     assert est.config.device.startswith(device)
     assert est.linear_coefficient == pytest.approx(1.0, abs=2e-3)

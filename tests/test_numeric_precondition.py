@@ -75,7 +75,7 @@ def test_quadratic_network_defaults_agree_with_laplace_and_exact(quadratic_netwo
     assert cfg.step_size > 1e-3  # in the preconditioned metric (plain SGLD: ≈ 1e-6)
     ref = _laplace(h, est.nbeta)
     assert cfg.laplace_llc == pytest.approx(ref, rel=1e-6)
-    assert est.ess >= 100 and est.slow_ess >= 100, est
+    assert est.ess >= 100 and est.stderr <= 0.1 * est.mean, est  # the stopping rule's target
     assert abs(est.mean - ref) <= 3 * est.stderr, (est.mean, ref, est.stderr)
     # exact λ = 5/2, up to the finite-temperature gap of the quadratic directions
     assert abs(est.mean - 2.5) <= 3 * est.stderr + abs(2.5 - ref)
@@ -94,7 +94,7 @@ def test_slow_mixing_fires_without_preconditioner(quadratic_network) -> None:
     assert est.config.preconditioner == "none"
     assert est.config.relaxation_steps > est.config.num_burnin + est.config.num_draws
     slow = [f for f in est.diagnostics if f.code == "slow_mixing"]
-    assert slow and slow[0].severity == "error", est.diagnostics
+    assert slow and slow[0].severity == "warning", est.diagnostics  # a run shorter than t
     assert est.slow_ess < 30
 
 
@@ -214,7 +214,7 @@ def test_direction_mixing_and_finding_on_arrays() -> None:
     (f,) = check_slow_mixing(e, r, error_ess=30.0)  # the old rule, where a caller asks for it
     assert f.severity == "error"
     (f,) = check_slow_mixing(500.0, 1.0, relaxation_steps=1e4, num_burnin=100, num_draws=200)
-    assert f.severity == "error"  # a run shorter than one relaxation time
+    assert f.severity == "warning"  # a run shorter than one relaxation time
     (f,) = check_slow_mixing(80.0, 1.02)
     assert f.severity == "info"
     assert math.isnan(direction_mixing(fast[:, :, :0])[0])

@@ -291,7 +291,7 @@ def test_momentum_where_the_step_outpaces_the_slowest_direction(device: str) -> 
     kappa_min = est.nbeta * float(s[est.nbeta * s >= 1.0].min()) + 1.0
     assert c.friction >= 2 * math.sqrt(kappa_min)  # critical damping, or raised for heating
     assert c.relaxation_steps < 0.1 * 2 / (c.step_size * kappa_min)
-    assert est.diagnostics == (), est.diagnostics
+    assert not [f for f in est.diagnostics if f.severity != "info"], est.diagnostics
     assert abs(est.mean - ref) < 4 * est.stderr, (est.mean, ref, est.stderr)
     g = torch.Generator().manual_seed(1)
     x = torch.randn(500, 3, generator=g, dtype=DT)

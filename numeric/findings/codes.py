@@ -144,7 +144,7 @@ CODES: tuple[Code, ...] = (
     Code(
         "slow_mixing",
         "accuracy",
-        "info; error where the run is shorter than one relaxation time",
+        "info; warning where the run is shorter than one relaxation time",
         "the slowest relevant directions (or the positions) mix slowly",
         "run longer, or the Hessian preconditioner",
     ),

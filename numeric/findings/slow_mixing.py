@@ -46,9 +46,12 @@ def check_slow_mixing(
     remedy offered is running longer, and also the Hessian preconditioner when
     ``offer_preconditioner`` (it is available and not in use already).
 
-    Error (the estimate cannot be trusted) when the whole run (burn-in + draws) is shorter than
-    one predicted relaxation time 2/(ε·κ_min); info when ESS < ``min_ess`` or R-hat >
-    ``max_rhat``. Given ``num_chains`` m, the R-hat threshold is a floor raised to R-hat's own
+    A warning where the whole run (burn-in + draws) is shorter than one predicted relaxation
+    time 2/(ε·κ_min); info where only ESS < ``min_ess`` or R-hat > ``max_rhat``. The short run
+    was an error until the battery's three deep linear networks of 432-1,550 parameters, each a
+    20,000-step burn-in at a friction raised by the minibatch heating, carried it on correct
+    estimates (z −0.04 to 0.30); a short run that biases λ̂ shows in λ̂'s own trace
+    (``still_relaxing``) and its ESS (``low_ess``), which are errors. Given ``num_chains`` m, the R-hat threshold is a floor raised to R-hat's own
     noise at this ESS (``rhat_limit``: 1 + 2m/ESS; many short chains). Low ESS or high R-hat of
     these coordinates was an error until the calibration battery (``verification.calibration``)
     showed it firing only on correct estimates (4 of 4: deep linear networks of 12-1,550
@@ -68,10 +71,8 @@ def check_slow_mixing(
     bad_rhat = np.isfinite(rhat) and rhat > max_rhat
     if not (short or bad_ess or bad_rhat):
         return ()
-    error = (
-        short
-        or (np.isfinite(ess_value) and ess_value < error_ess)
-        or (np.isfinite(rhat) and rhat > error_rhat)
+    error = (np.isfinite(ess_value) and ess_value < error_ess) or (
+        np.isfinite(rhat) and rhat > error_rhat
     )
     parts = [f"ESS {ess_value:.0f}", f"R-hat {rhat:.3f}"]
     if np.isfinite(relaxation_steps):
@@ -85,15 +86,15 @@ def check_slow_mixing(
         else "run longer (num_draws, num_burnin)"
     )
     what = (
-        "the estimate cannot be trusted: the soft directions have not reached equilibrium"
-        if error
+        "the soft directions may not have reached equilibrium"
+        if error or short
         else "λ̂ may or may not depend on them: its own trace's mixing and drift are tested by "
         "the stopping rule (still_relaxing)"
     )
     return (
         Finding(
             "slow_mixing",
-            "error" if error else "info",
+            "error" if error else ("warning" if short else "info"),
             f"{subject} mix slowly ({measured}: "
             + ", ".join(parts)
             + f"); the loss trace's ESS does not see this; {what}; {fix}",

@@ -31,10 +31,13 @@ battery (``verification.calibration``) has two-basin cases whose localised poste
 of its mass in the basin the chains did not reach: λ̂ read 0.49-1.01 against targets of
 0.22-0.32, with this finding a warning on 2 of 4 and silent on the other two.
 
-Severity: an error where the unreached region is about as probable as where the chains
-typically are (U there at most the chains' ``LIKELY_QUANTILE`` percentile of U: the estimate then
-leaves out a region of comparable or larger mass); a warning otherwise (a region at the chains'
-outer levels). The
+Severity: an error where the unreached region holds mass the estimate leaves out: its lowest
+found U is below w*'s (a deeper basin), or it lies at a level the chains sample (U at most their
+``LIKELY_QUANTILE`` percentile) and is flatter than w*'s basin (tr H below ``FLATTER`` of w*'s:
+wider, so more mass at the same level). A warning otherwise: a region at the chains' levels and
+of w*'s curvature is most often a mirror image of w*'s own basin (a sign flip of a factor, a
+permutation of units), where λ is the same and λ̂ is right; a deep linear network restricted to
+two factors found the other sign of its factorisation at a barrier of 407, and read λ exactly. The
 finding gives the region's distance from w*, its level, and the barrier; it does not estimate
 the region's mass. Its cost: at most ``PROBES + MAX_LOW · SEGMENT_POINTS`` = 64 full-data losses,
 batched, and the descent's gradients where they fit ``DESCENT_WORK``.
@@ -74,6 +77,8 @@ LEVEL_QUANTILE = 95.0
 # battery's sextic far basin: U 0.83 at its lowest found point, above the chains' 75th percentile,
 # held 55% of the local posterior's mass)
 LIKELY_QUANTILE = 95.0
+FLATTER = 0.5  # curvature (tr H) below this share of w*'s: a wider basin at the same level
+TRACE_PROBES = 8
 DESCENT_STEPS = 40  # backtracked gradient steps of each probe down U
 DESCENT_WORK = 2**31  # probes × rows × parameters × steps the descent may cost
 
@@ -191,22 +196,41 @@ def unreached_region(
             u_chains = float(np.percentile(levels, LIKELY_QUANTILE)) + float(
                 places_u.quantile(LIKELY_QUANTILE / 100)
             )
+            flatter = _flatter(grad, p, w_star, seed)
+            likely = u_probe < 0.0 or (u_probe <= u_chains and flatter)
             return (
                 _finding(
                     float((p - w_star).norm()), float(d[i]), level, barrier, floor,
-                    likely=u_probe <= u_chains,
+                    likely=likely,
                 ),
             )  # fmt: skip
     return ()
+
+
+def _flatter(grad: DeltaGrad, p: Tensor, w_star: Tensor, seed: int) -> bool:
+    """tr ∇²(nβ·L) at ``p`` below ``FLATTER`` times its value at w* (Hutchinson with
+    ``TRACE_PROBES`` Rademacher vectors, Hessian-vector products by central differences of the
+    gradient): a region wider than w*'s basin at the same level holds more mass. A mirror image
+    of w*'s basin (a sign flip or permutation of a network's units) has the same curvature."""
+    gen = torch.Generator(device=p.device).manual_seed(side_seed(seed))
+    v = torch.randint(0, 2, (TRACE_PROBES, p.numel()), generator=gen, device=p.device)
+    v = (2 * v - 1).to(p.dtype)
+    traces = []
+    for point in (p, w_star):
+        h = 1e-4 * (1.0 + float(point.abs().max()))
+        _, g = grad(torch.cat([point + h * v, point - h * v]))
+        traces.append(float(((g[:TRACE_PROBES] - g[TRACE_PROBES:]) * v).sum(-1).mean()) / (2 * h))
+    far, here = traces
+    return math.isfinite(far) and math.isfinite(here) and far < FLATTER * here
 
 
 def _finding(
     distance: float, probe: float, level: float, barrier: float, floor: float, *, likely: bool
 ) -> Finding:
     more = (
-        " It lies at a level the chains sample (U no higher than their 95th percentile), so it "
-        "can hold a share of the local posterior comparable to theirs: λ̂ cannot be used as it "
-        "is."
+        " It is deeper than w*'s basin, or at a level the chains sample and flatter, so it holds "
+        "a share of the local posterior comparable to theirs or larger: λ̂ cannot be used as "
+        "it is."
         if likely
         else ""
     )
