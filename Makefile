@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: report test test-all lint bench clean
+.PHONY: report test test-all lint docs bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,15 @@ report: $(STAMP)
 TEST_WORKERS ?= auto
 test: $(STAMP)
 	$(PY) -m ruff check rlct numeric verification tests benchmarks notebooks
+	$(PY) -m mkdocs build --strict --quiet --site-dir .site-check
+	rm -rf .site-check
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
+
+# The docs site: docs/findings.md is generated from numeric's registry of finding codes; the
+# build treats warnings as errors (tests/test_docs.py runs the pages' examples).
+docs: $(STAMP)
+	$(PY) -c "from numeric.findings.codes import markdown; print(markdown(), end='')" > docs/findings.md
+	$(PY) -m mkdocs build --strict
 
 test-all: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 --runslow
@@ -37,4 +45,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/render_results.py benchmarks/out/bench_vs_devinterp.json benchmarks/out/bench_numeric_scaling.json
 
 clean:
-	rm -rf $(VENV) report .pytest_cache .hypothesis
+	rm -rf $(VENV) report site .site-check .pytest_cache .hypothesis

@@ -9,7 +9,9 @@ rates, one row per run) and writes the report as JSON with the machine it ran on
     python benchmarks/bench_calibration.py --size full --seeds 0 1 --jobs 2 --skip-large
     python benchmarks/bench_calibration.py --only "two basins" --seeds 0 1 2
 
-Writes benchmarks/out/calibration.json (or --json).
+Writes benchmarks/out/calibration.json (or --json), and each record as it ends to
+``<json>.partial.jsonl``, so that a run cut short keeps what it finished
+(``CalibrationReport.from_dict({"records": [...]})`` scores them).
 """
 
 from __future__ import annotations
@@ -46,9 +48,24 @@ def main(argv: list[str] | None = None) -> None:
     if args.only:
         cases = [c for c in cases if any(s in c.name or s in c.family for s in args.only)]
     t0 = time.perf_counter()
-    report = calibrate(
-        cases=cases, seeds=tuple(args.seeds), band=args.band, jobs=args.jobs, progress=True
-    )
+    partial_path = args.json + ".partial.jsonl"  # each record as it ends: a cut run keeps them
+    os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
+    with open(partial_path, "w") as log:
+
+        def progress(record) -> None:
+            print(
+                f"{record.case} (seed {record.seed}): {record.estimate:.3f} ± {record.stderr:.3f},"
+                f" target {record.target:.3f}, z = {record.z:.2f}, "
+                f"{len(record.error_findings)} errors, {record.seconds:.1f} s",
+                flush=True,
+            )
+            log.write(json.dumps(record.to_dict(), allow_nan=False) + "\n")
+            log.flush()
+
+        report = calibrate(
+            cases=cases, seeds=tuple(args.seeds), band=args.band, jobs=args.jobs,
+            progress=progress,
+        )  # fmt: skip
     seconds = time.perf_counter() - t0
     out = {
         **report.to_dict(),

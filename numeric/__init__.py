@@ -63,6 +63,7 @@ __all__ = [
     "NumericError",
     "RestrictedLoss",
     "SweepResult",
+    "__version__",
     "ess",
     "estimate_llc",
     "estimate_llc_potential",
@@ -77,3 +78,16 @@ __all__ = [
     "split_rhat",
     "temperature_sweep",
 ]
+
+
+def _version() -> str:
+    """The installed distribution's version (``slt-check``); "unknown" run from a bare tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("slt-check")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__version__ = _version()

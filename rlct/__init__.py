@@ -62,6 +62,7 @@ from .quadratic.theorems import *  # noqa: F403 (TheoremValue and theorem_*: nam
 from .result import RLCT, Condition
 
 __all__ = [
+    "__version__",
     *_theorems.__all__,
     "RLCT",
     "Condition",
@@ -95,3 +96,16 @@ __all__ = [
     "reduced_rank_regression",
     "regular_value",
 ]
+
+
+def _version() -> str:
+    """The installed distribution's version (``slt-check``); "unknown" run from a bare tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("slt-check")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__version__ = _version()

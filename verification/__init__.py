@@ -36,6 +36,7 @@ __all__ = [
     "LLCMismatch",
     "Settings",
     "VerificationError",
+    "__version__",
     "assert_llc_matches",
     "battery",
     "calibrate",
@@ -45,3 +46,16 @@ __all__ = [
     "crosscheck",
     "decide",
 ]
+
+
+def _version() -> str:
+    """The installed distribution's version (``slt-check``); "unknown" run from a bare tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("slt-check")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+__version__ = _version()
