@@ -4,14 +4,15 @@ A run is warm-up, draws and the step-size check. With ``time_budget`` = T second
 starts when the estimate is called and each phase gets a deadline: the burn-in ends by
 ``WARMUP_SHARE``·T (after the step size is adapted: ``ADAPT_STEPS`` steps, which are not cut),
 the draws by ``DRAWS_SHARE``·T, and the step-size check runs only where its projected cost
-(steps at the measured seconds per step) fits in what is left. The sequential stopping rule
+(steps at the measured seconds per step) fits in what is left, and is dropped where the clock
+runs out during it (its extensions may outrun the projection). The sequential stopping rule
 (``numeric.draws.sample``) usually ends the draws sooner; the deadline is what bounds a run whose
 rules would go on. A phase cut by the clock is named in the ``time_budget`` finding, which says
 what was left unmixed. Lengths then depend on the machine's speed: for lengths that do not, give
 ``num_burnin`` and ``num_draws``.
 
 Ctrl-C (``KeyboardInterrupt``) during the draws ends them: the estimate is made from the draws so
-far, with the ``interrupted`` finding. During warm-up there is nothing to estimate from and the
+far, with the ``interrupted`` finding; during the step-size check it drops the check. During warm-up there is nothing to estimate from and the
 interrupt propagates; a second Ctrl-C while the estimate is being made does too.
 
 ``Chains.advance`` checks the clock after each block of ``chains.CHECK_EVERY`` steps and, where
@@ -113,6 +114,26 @@ def budget_findings(warm: Warmup, drawn: Draws, seconds: float | None) -> tuple[
                 "info",
                 f"the step-size check did not fit in the time budget ({seconds:g} s) and was "
                 "skipped: the step's bias is not measured",
+                {},
+            )
+        )
+    elif drawn.stopped == "check_cut":
+        out.append(
+            Finding(
+                "time_budget",
+                "info",
+                f"the step-size check ran past the time budget ({seconds:g} s) and was dropped: "
+                "the estimate is from the full draws, the step's bias is not measured",
+                {},
+            )
+        )
+    elif drawn.stopped == "check_interrupted":
+        out.append(
+            Finding(
+                "interrupted",
+                "info",
+                "interrupted (Ctrl-C) during the step-size check, which was dropped: the "
+                "estimate is from the full draws, the step's bias is not measured",
                 {},
             )
         )

@@ -256,6 +256,7 @@ class Draws(NamedTuple):
     # (``numeric.draws.burn_in_extension``)
     settled: tuple[tuple[int, float, float], ...] = ()
     # "time_budget" or "interrupted": the draws were cut short; "check_skipped": the step-size
-    # check did not fit in the time budget
+    # check did not fit in the time budget; "check_cut" / "check_interrupted": the clock or
+    # Ctrl-C stopped it, and it was dropped
     stopped: str | None = None
     precision: Precision | None = None  # λ̂'s precision where the draws stopped

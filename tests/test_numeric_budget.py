@@ -110,6 +110,45 @@ def test_ctrl_c_during_the_draws_returns_the_estimate_so_far(monkeypatch) -> Non
     assert 0 < est.config.num_draws and abs(est.mean - ref) < 5 * est.stderr
 
 
+def _check_stopped_by(monkeypatch, cause: str) -> None:
+    """The clock runs out (``cause`` "clock") or Ctrl-C arrives (``"ctrl_c"``) at the step-size
+    check's first block of steps, through the chains' own checks (the check may extend past the
+    time its projection said it fits in)."""
+    real = numeric.run.one_run.run_check
+
+    def run_check(chains, *a, **k):
+        if cause == "clock":
+            chains.deadline = 0.0
+        else:
+            block = chains.block
+
+            def interrupted(*a, **k):
+                chains.block = block
+                raise KeyboardInterrupt
+
+            chains.block = interrupted
+        return real(chains, *a, **k)
+
+    monkeypatch.setattr(numeric.run.one_run, "run_check", run_check)
+
+
+@pytest.mark.parametrize(("cause", "code"), [("clock", "time_budget"), ("ctrl_c", "interrupted")])
+def test_a_step_check_cut_short_is_dropped_and_the_draws_stand(monkeypatch, cause, code) -> None:
+    """The check's own steps stopped: the estimate is the draws' (the same as a run without the
+    check, bit for bit), its step bias unmeasured and said so at info level."""
+    m, w = _linear()
+    kw = dict(num_chains=4, seed=0, num_burnin=200, num_draws=300, progress=False)
+    unchecked = numeric.estimate_llc(m.loss_fn, {"w": w}, m.data, step_check=False, **kw)
+    _check_stopped_by(monkeypatch, cause)
+    est = numeric.estimate_llc(
+        m.loss_fn, {"w": w}, m.data, step_check=True, time_budget=3600.0, **kw
+    )
+    (found,) = [f for f in est.diagnostics if f.code == code]
+    assert found.severity == "info" and "step-size check" in found.message
+    assert est.step_check is None
+    assert est.mean == unchecked.mean and est.stderr == unchecked.stderr
+
+
 def test_ctrl_c_during_warm_up_propagates(monkeypatch) -> None:
     m, w = _linear()
     _interrupt_after(monkeypatch, 2, in_draws=False)

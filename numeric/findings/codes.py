@@ -81,8 +81,9 @@ CODES: tuple[Code, ...] = (
     Code(
         "interrupted",
         "accuracy",
-        "warning",
-        "Ctrl-C ended the draws: the estimate is from the draws so far, no step-size check",
+        "warning; info where only the step-size check was dropped",
+        "Ctrl-C ended the draws (the estimate is from the draws so far) or the step-size check "
+        "(dropped)",
         "run again without interrupting, or with a time_budget",
     ),
     Code(
@@ -194,7 +195,7 @@ CODES: tuple[Code, ...] = (
         "time_budget",
         "accuracy",
         "warning where the burn-in or the draws were cut; info "
-        "where only the step-size check was skipped",
+        "where only the step-size check was skipped or dropped",
         "the time budget cut a phase of the run short",
         "a larger time_budget",
     ),

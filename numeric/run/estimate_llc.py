@@ -321,7 +321,8 @@ def _runs(
         if isinstance(ran, FullBatchCase):
             return ran
         run_plan, warm, drawn, alive = ran
-        rerun = not cooled and clock.can_rerun()
+        asked_to_stop = drawn.stopped in ("interrupted", "check_interrupted")  # Ctrl-C
+        rerun = not cooled and not asked_to_stop and clock.can_rerun()
         cooler = cooler_options(opts, run_plan, warm, drawn) if rerun else None
         if cooler is None:
             break

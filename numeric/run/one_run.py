@@ -5,10 +5,12 @@ warm-up, the draws until settled and the step-size check, on the random stream o
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
-from numeric.budget import Budget
+from numeric.budget import Budget, Stopped
 from numeric.draws.burn_in_extension import draw_until_settled, retuner
 from numeric.draws.sample import sample
 from numeric.draws.step_check import run_check
@@ -20,7 +22,7 @@ from numeric.run.full_batch_switch import FullBatchCase, switch_to_full_batch
 from numeric.sampler import sgld
 from numeric.sampler.chains import Chains, default_progress
 from numeric.sampler.kernel import AnchoredBlock, Kernel, cache_key
-from numeric.types import Constants, Draws, Tuning, Warmup
+from numeric.types import Constants, Draws, Trace, Tuning, Warmup
 from numeric.warmup.probes import DataProbes
 from numeric.warmup.warm_up import warm_up
 
@@ -94,12 +96,24 @@ def one_run(
         if wants_step_check(opts, problem.full_batch) and drawn.stopped is None:
             seconds = CHECK_COST * drawn.num_draws * chains.seconds_per_step()
             if seconds <= chains.clock.left():
-                drawn = drawn._replace(
-                    check=run_check(chains, warm.tuning, drawn.trace, plan.kappa_min)
-                )
+                drawn = drawn._replace(**_checked(chains, warm.tuning, drawn.trace, plan.kappa_min))
             else:
                 drawn = drawn._replace(stopped="check_skipped")
     return plan, warm, drawn, chains.alive
+
+
+def _checked(chains: Chains, tuning: Tuning, trace: Trace, kappa_min: float) -> dict:
+    """The step-size check's draws, or where the clock ran out during them (the check may
+    extend past its projected cost) or Ctrl-C arrived, none and why: the estimate from the
+    draws stands, its step bias unmeasured."""
+    chains.deadline = chains.clock.deadline(1.0)  # the check's share: the rest of the budget
+    chains.catch_interrupt = True
+    try:
+        return {"check": run_check(chains, tuning, trace, kappa_min)}
+    except Stopped as stop:
+        return {"stopped": "check_cut" if stop.reason == "time_budget" else "check_interrupted"}
+    finally:
+        chains.deadline, chains.catch_interrupt = math.inf, False
 
 
 def run_kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:
