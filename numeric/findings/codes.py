@@ -180,8 +180,9 @@ CODES: tuple[Code, ...] = (
     Code(
         "stiffer_in_draws",
         "accuracy",
-        "warning; error where far stiffer",
-        "where the draws ended the curvature outgrew the step size",
+        "warning; error beyond ε·κ = 4, or for Euler steps the step-size check did not correct",
+        "where the draws ended the curvature outgrew the step size (Euler inflates the variance "
+        "there 1/(1 − εκ/4)×; LM and BAOAB are exact on quadratic directions below εκ = 4)",
         "a smaller step_scale, or raise gamma",
     ),
     Code(

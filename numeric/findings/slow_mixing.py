@@ -16,7 +16,6 @@ import numpy as np
 from torch import Tensor
 
 from numeric.findings.spreading import check_spreading
-from numeric.findings.stiffer_in_draws import check_stiffer_in_draws
 from numeric.plan.llc_plan import LLCPlan
 from numeric.stats.diagnostics import direction_mixing, rhat_limit
 from numeric.types import MAX_DRAWS, Draws, Finding, Warmup
@@ -186,7 +185,6 @@ def slow_findings(
             )
         )
     out.extend(check_spreading(drawn.spread, alive.cpu().numpy()))
-    out.extend(check_stiffer_in_draws(tuning, drawn.kappa_end))
     return slow_ess, slow_rhat, out
 
 

@@ -56,6 +56,7 @@ from numeric.findings.slow_mixing import slow_findings
 from numeric.findings.soft_directions import check_soft_directions
 from numeric.findings.spreading import escalate
 from numeric.findings.standard import summarise_chains
+from numeric.findings.stiffer_in_draws import check_stiffer_in_draws
 from numeric.findings.unreached_region import reach_findings
 from numeric.inputs.module_loss import ModuleLoss, from_module
 from numeric.inputs.problem import LossFn, Problem, setup_problem
@@ -376,6 +377,11 @@ def _estimate(
         )
         findings.extend(found)
         summary = summary._replace(stats=stats or summary.stats)
+    findings.extend(
+        check_stiffer_in_draws(
+            tuning, drawn.kappa_end, plan.integrator, checked is not None and checked.applied
+        )
+    )
     findings = escalate(findings)
     shift = gradient_shift(plan.hessian, problem.g_star)
     findings.extend(
