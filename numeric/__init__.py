@@ -1,10 +1,17 @@
 """Vectorised SGLD/MALA estimation of the local learning coefficient, with exact references.
 
-Public API: ``estimate_llc``, ``estimate_llc_potential``, ``hmc_llc_potential`` (an exact
-reference for potentials), ``from_module``, ``expected_llc``,
-``temperature_sweep``, ``hessian_trace``, ``hessian_top_eigenvalues``, ``restrict`` (the
-weight-restricted LLC), ``estimate_llc_series`` with ``CheckpointRecorder`` (the LLC along
-training) and the result types.
+The API has three layers:
+
+1. One call per question: ``estimate_llc``, ``estimate_llc_potential``, ``hmc_llc_potential``
+   (an exact reference for potentials), ``from_module``, ``expected_llc``, ``temperature_sweep``,
+   ``hessian_trace``, ``hessian_top_eigenvalues``, ``restrict`` (the weight-restricted LLC),
+   ``estimate_llc_series`` with ``CheckpointRecorder`` (the LLC along training), every setting a
+   keyword, and the result types.
+2. Typed option groups built once and reused (``Target``, ``Sampler``, ``Budget``, ``Checks``,
+   ``Runtime``: ``numeric.option_groups``), and the stages public (``numeric.stages``: set up the
+   problem, plan, warm up, draw, check the step, summarise; no re-run policy).
+3. The pure kernels: ``numeric.sgld`` and ``numeric.mala`` (``init`` / ``step`` over a state whose
+   tensors have a leading chain axis).
 
 The folders, in import order: each imports only from those above it (tests/test_structure.py
 holds the order). The estimator's pipeline reads inputs → hessian → plan → sampler → warmup →
@@ -32,11 +39,14 @@ from numeric.findings.checks import format_findings
 from numeric.hessian.measures import HessianTrace, hessian_top_eigenvalues, hessian_trace
 from numeric.inputs.module_loss import from_module
 from numeric.inputs.restrict import RestrictedLoss, restrict
+from numeric.option_groups import Budget, Checks, Runtime, Sampler, Target
 from numeric.potential.estimate_llc_potential import estimate_llc_potential
 from numeric.potential.hmc import HMCReference, hmc_llc_potential
 from numeric.potential.reference import ExpectedLLC, GaussianLinear, expected_llc
 from numeric.result.llc_estimate import LLCConfig, LLCEstimate
+from numeric.run import stages
 from numeric.run.estimate_llc import estimate_llc
+from numeric.sampler import mala, sgld
 from numeric.series.checkpoints import Checkpoint, CheckpointRecorder
 from numeric.series.estimate_llc_series import estimate_llc_series
 from numeric.series.llc_series import LLCSeries
@@ -46,8 +56,10 @@ from numeric.stats.diagnostics import ess, split_rhat
 from numeric.types import Finding
 
 __all__ = [
+    "Budget",
     "Checkpoint",
     "CheckpointRecorder",
+    "Checks",
     "ConvergenceError",
     "DivergenceError",
     "ExpectedLLC",
@@ -62,7 +74,10 @@ __all__ = [
     "LLCSeries",
     "NumericError",
     "RestrictedLoss",
+    "Runtime",
+    "Sampler",
     "SweepResult",
+    "Target",
     "__version__",
     "ess",
     "estimate_llc",
@@ -74,8 +89,11 @@ __all__ = [
     "hessian_top_eigenvalues",
     "hessian_trace",
     "hmc_llc_potential",
+    "mala",
     "restrict",
+    "sgld",
     "split_rhat",
+    "stages",
     "temperature_sweep",
 ]
 

@@ -42,7 +42,7 @@ class Stopped(Exception):
 
 
 @dataclass
-class Budget:
+class Clock:
     """The clock of one estimate: ``seconds`` (None: no limit) from ``start``."""
 
     seconds: float | None
@@ -59,9 +59,9 @@ class Budget:
     def left(self) -> float:
         return math.inf if self.seconds is None else self.seconds - self.elapsed()
 
-    def rest(self) -> Budget:
+    def rest(self) -> Clock:
         """A clock for a run that starts now with what is left (a restart plans afresh)."""
-        return Budget(None if self.seconds is None else max(self.left(), 0.0))
+        return Clock(None if self.seconds is None else max(self.left(), 0.0))
 
     def can_rerun(self) -> bool:
         """At least half of the budget is left (or there is none): a second run fits."""

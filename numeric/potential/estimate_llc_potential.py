@@ -33,6 +33,7 @@ from numeric.findings.slow_mixing import check_slow_mixing
 from numeric.findings.spreading import check_spreading
 from numeric.findings.standard import summarise_chains
 from numeric.findings.unreached_region import unreached_region
+from numeric.option_groups import Budget, Target, apply_groups
 from numeric.options import Integrator, OnDivergence, PotentialOptions, default_nbeta
 from numeric.potential.target import (
     AcceptanceMeter,
@@ -82,6 +83,8 @@ def estimate_llc_potential(
     on_divergence: OnDivergence = "raise",
     progress: bool | None = None,
     prior_exponents: Any = None,
+    target: Target | None = None,
+    budget: Budget | None = None,
 ) -> LLCEstimate:
     """Estimate λ at ``w_star`` for the population loss ``K`` at sample size ``n`` (nβ = n/log n).
 
@@ -93,46 +96,44 @@ def estimate_llc_potential(
     −Σ_j h_j·log|w_j − w*_j|. φ vanishes at w*, so the chains start at w* + ξ/√nβ (one draw from
     the seed's generator); MALA only (the log-prior's gradient is singular at w*).
     """
-    opts = PotentialOptions(
-        nbeta=nbeta,
-        gamma=gamma,
-        prior_precision=prior_precision,
-        step_size=step_size,
-        num_chains=num_chains,
-        num_draws=num_draws,
-        num_burnin=num_burnin,
-        seed=seed,
-        step_scale=step_scale,
-        on_divergence=on_divergence,
-        progress=progress,
-        n=n,
-        metropolis=metropolis,
-        metric=metric,
-        integrator=integrator,
-        device=device,
-        dtype=dtype,
+    keywords = dict(
+        nbeta=nbeta, gamma=gamma, prior_precision=prior_precision, step_size=step_size,
+        num_chains=num_chains, num_draws=num_draws, num_burnin=num_burnin, seed=seed,
+        step_scale=step_scale, on_divergence=on_divergence, progress=progress, metropolis=metropolis,
+        metric=metric, integrator=integrator, device=device, dtype=dtype,
         prior_exponents=prior_exponents,
+    )  # fmt: skip
+    opts = PotentialOptions(
+        n=n,
+        **apply_groups(
+            keywords,
+            dict(target=target, budget=budget),
+            caller="estimate_llc_potential",
+            accepted=("target", "budget"),
+        ),
     )
-    nbeta_v, nbeta_rule = default_nbeta(n, nbeta)
-    w0 = as_w_star(w_star, device, dtype)
+    nbeta_v, nbeta_rule = default_nbeta(n, opts.nbeta)
+    w0 = as_w_star(w_star, opts.device, opts.dtype)
     check_run_fits(opts, w0)
     h = _prior(opts.prior_exponents, w0)
     k_star = check_potential(K, w0)
     if h is None:  # the chains start at w* (with a prior, beside it: φ(w*) = 0)
         require_finite_gradient(K, w0)
-    target = PotentialTarget(K, w0, k_star, nbeta_v, gamma, prior_precision, h)
+    posterior = PotentialTarget(K, w0, k_star, nbeta_v, opts.gamma, opts.prior_precision, h)
     gen = torch.Generator(device=w0.device)
     gen.manual_seed(opts.seed)
-    chains, step = _start_chains(target, opts, gen)
+    chains, step = _start_chains(posterior, opts, gen)
     with chains:
-        curvature = Curvature(target.hvp_at, nbeta_v, gamma, prior_precision, add_separately=True)
-        warm = warm_up_potential(chains, curvature, opts, gen, step, target.floor)
+        curvature = Curvature(
+            posterior.hvp_at, nbeta_v, opts.gamma, opts.prior_precision, add_separately=True
+        )
+        warm = warm_up_potential(chains, curvature, opts, gen, step, posterior.floor)
         if isinstance(step, UnadjustedTransition):
             step.recording = True
         else:  # shared with the position-dependent steps, if the warm-up added them
             step.meter.recording = True
-        drawn = sample_potential(chains, opts, warm, target.w_star)
-    return _estimate(target, opts, warm, drawn, chains, step, nbeta_rule)
+        drawn = sample_potential(chains, opts, warm, posterior.w_star)
+    return _estimate(posterior, opts, warm, drawn, chains, step, nbeta_rule)
 
 
 Step = MalaTransition | UnadjustedTransition

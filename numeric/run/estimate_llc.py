@@ -44,7 +44,7 @@ from torch import Tensor
 
 from numeric.backend.denormals import flushing_denormals
 from numeric.backend.torch_limits import run_differentiable
-from numeric.budget import Budget, budget_findings
+from numeric.budget import Clock, budget_findings
 from numeric.draws.burn_in_extension import settling_finding
 from numeric.draws.step_check import check_bias
 from numeric.draws.stopping_rule import check_precision
@@ -61,6 +61,7 @@ from numeric.findings.unreached_region import reach_findings
 from numeric.inputs.module_loss import ModuleLoss, from_module
 from numeric.inputs.problem import LossFn, Problem, setup_problem
 from numeric.inputs.restrict import require_eval_mode
+from numeric.option_groups import Budget, Checks, Runtime, Sampler, Target, apply_groups
 from numeric.options import (
     DEFAULT_RTOL,
     Gradient,
@@ -89,7 +90,7 @@ from numeric.run.one_run import one_run
 from numeric.stats.chain_stats import full_data_estimate
 from numeric.types import Draws, Finding, Warmup
 
-__all__ = ["ModuleLoss", "estimate_llc", "from_module"]
+__all__ = ["ModuleLoss", "estimate_llc", "from_module", "summarise"]
 
 
 def estimate_llc(
@@ -122,8 +123,16 @@ def estimate_llc(
     rtol: float = DEFAULT_RTOL,
     target_stderr: float | None = None,
     time_budget: float | None = None,
+    target: Target | None = None,
+    sampler: Sampler | None = None,
+    budget: Budget | None = None,
+    checks: Checks | None = None,
+    runtime: Runtime | None = None,
 ) -> LLCEstimate:
     r"""Estimate the local learning coefficient at ``params`` (= w*) with SGLD.
+
+    Every setting is a keyword; the same settings also come grouped (``target``, ``sampler``,
+    ``budget``, ``checks``, ``runtime``: ``numeric.option_groups``), built once and reused.
 
     With automatic lengths (``num_draws`` None) the draws stop when the answer is known: λ̂'s
     standard error is at most ``rtol``·|λ̂| (default 10%; 0.05 or less to compare checkpoints
@@ -213,33 +222,17 @@ def estimate_llc(
     at ε either side of the check) and the extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard
     errors (and λ̂ at ε did not drift across the check) it is the estimate, and ``step_size_bias``
     says so (``draws.step_check``)."""
-    opts = LLCOptions(
-        nbeta=nbeta,
-        gamma=gamma,
-        prior_precision=prior_precision,
-        step_size=step_size,
-        num_chains=num_chains,
-        num_draws=num_draws,
-        num_burnin=num_burnin,
-        seed=seed,
-        step_scale=step_scale,
-        on_divergence=on_divergence,
-        progress=progress,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        gradient=gradient,
-        integrator=integrator,
-        friction=friction,
-        preconditioner=preconditioner,
-        full_loss_every=full_loss_every,
-        anchor_every=anchor_every,
-        compile=compile,
-        step_check=step_check,
-        rtol=rtol,
-        target_stderr=target_stderr,
-        time_budget=time_budget,
-    )
+    keywords = dict(
+        nbeta=nbeta, gamma=gamma, prior_precision=prior_precision, step_size=step_size,
+        num_chains=num_chains, num_draws=num_draws, num_burnin=num_burnin, seed=seed,
+        step_scale=step_scale, on_divergence=on_divergence, progress=progress,
+        batch_size=batch_size, device=device, dtype=dtype, gradient=gradient,
+        integrator=integrator, friction=friction, preconditioner=preconditioner,
+        full_loss_every=full_loss_every, anchor_every=anchor_every, compile=compile,
+        step_check=step_check, rtol=rtol, target_stderr=target_stderr, time_budget=time_budget,
+    )  # fmt: skip
+    groups = dict(target=target, sampler=sampler, budget=budget, checks=checks, runtime=runtime)
+    opts = LLCOptions(**apply_groups(keywords, groups, caller="estimate_llc"))
     require_eval_mode(loss_fn)  # before any forward pass: batch norm would update its statistics
     # chains running away before a divergence is raised overflow the statistics' squares, which
     # handle the resulting inf and nan themselves: no numpy warning ahead of the error
@@ -255,7 +248,7 @@ def _estimate_llc(
     batch (``numeric.run.full_batch_switch``), or, where that diverges (its projection, made at the
     minibatch run's ε, then no longer holds: no restart), the minibatch runs without the
     switch."""
-    clock = Budget(opts.time_budget)
+    clock = Clock(opts.time_budget)
     problem = setup_problem(loss_fn, params, data, opts)
     outcome = _runs(problem, opts, clock, switchable=_may_switch(problem, opts))
     if not isinstance(outcome, FullBatchCase):
@@ -292,7 +285,7 @@ def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
 def _runs(
     problem: Problem,
     opts: LLCOptions,
-    clock: Budget,
+    clock: Clock,
     *,
     switchable: bool,
     restartable: bool = True,
@@ -330,10 +323,10 @@ def _runs(
         cooled = (heating_finding(warm, drawn, cooler),)
         opts, plan = cooler, cooled_plan(plan, cooler)
     found = (*before, *restarts, *cooled, *budget_findings(warm, drawn, opts.time_budget))
-    return _estimate(problem, run_plan, opts, warm, drawn, alive, found)
+    return summarise(problem, run_plan, opts, warm, drawn, alive, found)
 
 
-def _estimate(
+def summarise(
     problem: Problem,
     plan: LLCPlan,
     opts: LLCOptions,
@@ -342,10 +335,11 @@ def _estimate(
     alive: Tensor,
     restarts: tuple[Finding, ...] = (),
 ) -> LLCEstimate:
-    """Statistics, findings (divergence, restarts, standard, step size, slow directions, positions,
-    draws capped, still spreading, still relaxing, beyond the quadratic region, unreached regions,
-    heated minibatches, step-size bias, the gradient at w*: in that order), the configuration,
-    and the extrapolation to ε → 0 where the step-size check found a significant bias
+    """The estimate from a run's draws (the last stage): statistics, findings after ``restarts``
+    (divergence, standard, step size, slow directions, positions, draws capped, still spreading,
+    still relaxing, beyond the quadratic region, unreached regions, heated minibatches, step-size
+    bias, stiffness, the gradient at w*: in that order), the configuration, and the
+    extrapolation to ε → 0 where the step-size check found a significant bias
     (``numeric.draws.step_check``)."""
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning

@@ -1,5 +1,5 @@
-r"""One run of the data estimator's chains from w* (``one_run``): the kernel, the chains, the
-warm-up, the draws until settled and the step-size check, on the random stream of one seed
+r"""One run of the data estimator's chains from w* (``Run``, ``one_run``): the kernel, the chains,
+the warm-up, the draws until settled and the step-size check, on the random stream of one seed
 (``numeric.run.estimate_llc`` restarts runs and turns the last into the estimate).
 """
 
@@ -10,7 +10,7 @@ import math
 import torch
 from torch import Tensor
 
-from numeric.budget import Budget, Stopped
+from numeric.budget import Clock, Stopped
 from numeric.draws.burn_in_extension import draw_until_settled, retuner
 from numeric.draws.sample import sample
 from numeric.draws.step_check import run_check
@@ -39,25 +39,47 @@ class _Switch(Exception):
         self.case = case
 
 
-def one_run(
-    problem: Problem,
-    plan: LLCPlan,
-    opts: LLCOptions,
-    switchable: bool = False,
-    clock: Budget | None = None,
-) -> tuple[LLCPlan, Warmup, Draws, Tensor] | FullBatchCase:
-    """One run of the chains from w*: warm-up, draws and the step-size check's draws at ε/2
-    (``numeric.draws.step_check``), the random stream from ``opts.seed``; the plan the run ended
-    with (warm-up may switch LM to BAOAB: ``numeric.plan.integrator_switch``). With ``switchable``,
-    the case for the full batch where the warm-up makes it
-    (``full_batch_switch.switch_to_full_batch``), instead. ``clock``: the run's time budget
-    (``numeric.budget``); the step-size check runs only where its projected time fits in what is
-    left of it, and none after draws cut short."""
-    gen = torch.Generator(device=problem.w_star.device)
-    gen.manual_seed(opts.seed)
-    kern = run_kernel(problem, plan, opts)
-    with start_chains(problem, plan, opts, kern, gen, clock) as chains:
-        probes = DataProbes(problem, plan, kern, chains, gen, opts.step_scale, opts.seed)
+class Run:
+    """One run of the chains from w*, on the random stream of ``opts.seed``, in public stages
+    that each go on from where the last left the chains: ``warm_up`` (step size, friction,
+    burn-in), ``draw`` (the draws until precise, with the burn-in extended where they had not
+    settled) and ``check_step`` (the step-size check's draws at ε/2). A context manager: leaving
+    it ends the phase log and the progress bar. ``numeric.stages`` shows the sequence; no
+    re-run policy applies inside a run (``estimate_llc`` restarts runs after a divergence or a
+    heating, and switches to the full batch)."""
+
+    def __init__(
+        self, problem: Problem, plan: LLCPlan, opts: LLCOptions, clock: Clock | None = None
+    ) -> None:
+        self.problem, self.opts = problem, opts
+        gen = torch.Generator(device=problem.w_star.device)
+        gen.manual_seed(opts.seed)
+        kern = run_kernel(problem, plan, opts)
+        self.chains = start_chains(problem, plan, opts, kern, gen, clock)
+        self.probes = DataProbes(problem, plan, kern, self.chains, gen, opts.step_scale, opts.seed)
+        self.gen = gen
+
+    @property
+    def plan(self) -> LLCPlan:
+        """The plan the run goes on with (the warm-up may switch LM to BAOAB:
+        ``numeric.plan.integrator_switch``)."""
+        return self.probes.plan
+
+    @property
+    def alive(self) -> Tensor:
+        """Which chains are live [C] (``on_divergence="continue"`` drops diverged ones)."""
+        return self.chains.alive
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.chains.__exit__(*exc)
+
+    def warm_up(self, switchable: bool = False) -> Warmup | FullBatchCase:
+        """Step size, friction and burn-in (``numeric.warmup``); with ``switchable``, the case for
+        the full batch instead where the raised friction makes it (the run ends there)."""
+        probes, chains, problem, opts = self.probes, self.chains, self.problem, self.opts
 
         def switch(tuning: Tuning) -> LLCPlan | None:
             """BAOAB from here on where the momentum rule says so: a new kernel, same state."""
@@ -76,15 +98,22 @@ def one_run(
                 raise _Switch(case)
 
         try:
-            warm = warm_up(
-                chains, plan, opts, gen, measure=probes.curvature, heating=probes.heating,
-                switch=switch, check=probes.check_curvature,
+            return warm_up(
+                chains, probes.plan, opts, self.gen, measure=probes.curvature,
+                heating=probes.heating, switch=switch, check=probes.check_curvature,
                 on_raise=ask_switch if switchable else None,
             )  # fmt: skip
         except _Switch as switched:
             return switched.case
-        plan = probes.plan
-        warm, drawn = draw_until_settled(
+
+    def draw(self, warm: Warmup) -> tuple[Warmup, Draws]:
+        """The draws after ``warm`` until λ̂ is precise (``numeric.draws.sample``); where they had
+        not settled (automatic lengths) they become burn-in and the draws start again
+        (``numeric.draws.burn_in_extension``): the warm-up as extended, and the draws."""
+        problem, opts, plan, probes, chains = (
+            self.problem, self.opts, self.plan, self.probes, self.chains
+        )  # fmt: skip
+        return draw_until_settled(
             lambda w: sample(
                 chains, plan, opts, w, problem.n, problem.batch_size,
                 problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
@@ -93,13 +122,35 @@ def one_run(
             steps_done=lambda: chains.steps_done,
             retune=retuner(plan, opts, probes.heating, probes.check_curvature),
         )  # fmt: skip
-        if wants_step_check(opts, problem.full_batch) and drawn.stopped is None:
-            seconds = CHECK_COST * drawn.num_draws * chains.seconds_per_step()
-            if seconds <= chains.clock.left():
-                drawn = drawn._replace(**_checked(chains, warm.tuning, drawn.trace, plan.kappa_min))
-            else:
-                drawn = drawn._replace(stopped="check_skipped")
-    return plan, warm, drawn, chains.alive
+
+    def check_step(self, warm: Warmup, drawn: Draws) -> Draws:
+        """The draws with the step-size check's (``numeric.draws.step_check``) where it is on
+        (``options.wants_step_check``), the draws ran to their end, and its projected time fits
+        in what is left of the time budget; else as they were (``stopped`` says why not)."""
+        if not wants_step_check(self.opts, self.problem.full_batch) or drawn.stopped is not None:
+            return drawn
+        chains = self.chains
+        if not CHECK_COST * drawn.num_draws * chains.seconds_per_step() <= chains.clock.left():
+            return drawn._replace(stopped="check_skipped")
+        return drawn._replace(**_checked(chains, warm.tuning, drawn.trace, self.plan.kappa_min))
+
+
+def one_run(
+    problem: Problem,
+    plan: LLCPlan,
+    opts: LLCOptions,
+    switchable: bool = False,
+    clock: Clock | None = None,
+) -> tuple[LLCPlan, Warmup, Draws, Tensor] | FullBatchCase:
+    """A ``Run``'s stages in order: the plan the run ended with, its warm-up, draws and live
+    chains; with ``switchable``, the case for the full batch where the warm-up makes it."""
+    with Run(problem, plan, opts, clock) as run:
+        warm = run.warm_up(switchable)
+        if isinstance(warm, FullBatchCase):
+            return warm
+        warm, drawn = run.draw(warm)
+        drawn = run.check_step(warm, drawn)
+    return run.plan, warm, drawn, run.alive
 
 
 def _checked(chains: Chains, tuning: Tuning, trace: Trace, kappa_min: float) -> dict:
@@ -154,7 +205,7 @@ def start_chains(
     opts: LLCOptions,
     kern: Kernel,
     gen: torch.Generator,
-    clock: Budget | None = None,
+    clock: Clock | None = None,
 ) -> Chains:
     """Every chain at w*, with a fresh noise draw (the first draw from ``gen``)."""
     model = problem.model

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from numeric.budget import Budget, Stopped
+from numeric.budget import Clock, Stopped
 from numeric.errors import DivergenceError, InvalidInputError
 from numeric.options import OnDivergence
 from numeric.types import Record, Trace, Tuning
@@ -185,14 +185,14 @@ class Chains:
         on_divergence: OnDivergence,
         progress: bool,
         total_hint: int,
-        clock: Budget | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.state, self.block, self.position_of = state, block, position_of
         self.nbeta, self.on_divergence = nbeta, on_divergence
         self.steps_done = 0
         # the clock (``numeric.budget``): advance stops past ``deadline``; during the draws a
         # Ctrl-C ends them (``catch_interrupt``) and sets ``interrupted``
-        self.clock = Budget(None) if clock is None else clock
+        self.clock = Clock(None) if clock is None else clock
         self.deadline = math.inf
         self.catch_interrupt = False
         self.interrupted = False

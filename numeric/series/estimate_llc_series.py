@@ -45,6 +45,7 @@ from numeric.inputs.restrict import (
     root_module,
     select_names,
 )
+from numeric.option_groups import flatten_groups
 from numeric.options import LLCOptions, as_seeds
 from numeric.result.llc_estimate import LLCEstimate
 from numeric.run.estimate_llc import estimate_llc
@@ -96,6 +97,7 @@ def estimate_llc_series(
         raise InvalidInputError(f"on_error must be 'raise' or 'record', not {on_error!r}")
     if engine == "local" and (workers is not None or ray_init is not None):
         raise InvalidInputError("workers and ray_init are for engine='ray'")
+    options = flatten_groups(options, caller="estimate_llc_series")
     _check_options(options, seed)
     cps = as_checkpoints(checkpoints)
     seed = as_seeds(seed, len(cps))  # every seed + k, up front; a Python int in the records
