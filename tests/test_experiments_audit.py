@@ -110,7 +110,7 @@ def test_the_report_names_what_each_reference_is() -> None:
     import numeric
     import rlct
     from verification.catalogue import ShiftedTarget
-    from verification.crosscheck import LaplaceReference, decide, reference_source
+    from verification.decision import LaplaceReference, decide, reference_source
     from verification.report import _compared_with
 
     quad = numeric.expected_llc(lambda w: w[..., 0] ** 2, [0.0], nbeta=100, gamma=1.0)

@@ -14,7 +14,7 @@ from numeric.types import Finding
 from verification import assert_llc_matches
 from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
-from verification.crosscheck import DecisionRule, decide
+from verification.decision import DecisionRule, decide
 from verification.report import Report, format_findings, run_cases, write_report
 
 

@@ -20,7 +20,7 @@ from .assertions import LLCMismatch, assert_llc_matches
 from .calibration import BatteryCase, CalibrationRecord, CalibrationReport, battery, calibrate
 from .catalogue import Settings, catalogue, crosscheck
 from .closed_forms import ClosedFormCheck, ClosedFormSummary, check_closed_forms, check_dln_ideals
-from .crosscheck import CrossCheck, DecisionRule, decide
+from .decision import CrossCheck, DecisionRule, decide
 from .errors import InvalidArgumentError, InvalidTypeError, VerificationError
 
 __all__ = [

@@ -1,9 +1,15 @@
-"""Argument checks shared by :mod:`verification`: each failure names the argument and the range."""
+"""Argument checks shared by :mod:`verification`: each failure names the argument and the range;
+``checked`` makes a strategy's checks when it is built (not at its first draw, deep inside
+hypothesis)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import TypeVar
 
 from .errors import InvalidArgumentError, InvalidTypeError
 
@@ -122,3 +128,36 @@ def check_settings(settings: object, rule_type: type) -> None:
     put("seed", check_int("seed", settings.seed, 0, MAX_SEED))
     put("device", check_device("device", settings.device))
     check_type("rule", settings.rule, rule_type)
+
+
+S = TypeVar("S")
+
+OPTIONAL_BOOL = object()  # a spec for ``checked``: True, False or None
+
+
+def checked(**spec: object) -> Callable[[Callable[..., S]], Callable[..., S]]:
+    """Check a strategy's arguments when it is built, not at its first draw deep inside
+    hypothesis: an int spec is the least allowed size, a pair (lo, hi) the allowed range (an upper
+    bound keeps every draw fast and small), ``bool`` asks for True/False."""
+
+    def wrap(make: Callable[..., S]) -> Callable[..., S]:
+        sig = inspect.signature(make)
+
+        @functools.wraps(make)
+        def build(*args: object, **kwargs: object) -> S:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as err:
+                raise InvalidTypeError(f"{make.__name__}: {err}") from None
+            bound.apply_defaults()
+            for name, want in spec.items():
+                value, label = bound.arguments[name], f"{make.__name__}: {name}"
+                if want is bool or (want is OPTIONAL_BOOL and value is not None):
+                    check_bool(label, value)
+                elif want is not OPTIONAL_BOOL:
+                    check_int(label, value, *(want if isinstance(want, tuple) else (want,)))
+            return make(*args, **kwargs)
+
+        return build
+
+    return wrap

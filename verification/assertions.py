@@ -17,7 +17,7 @@ from __future__ import annotations
 from rlct import RLCT
 
 from ._validate import check_type
-from .crosscheck import CrossCheck, DecisionRule, decide
+from .decision import CrossCheck, DecisionRule, decide
 
 __all__ = ["PROFILES", "LLCMismatch", "assert_llc_matches"]
 

@@ -30,7 +30,7 @@ from ._validate import (
     check_type,
 )
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
-from .crosscheck import CrossCheck, DecisionRule, LaplaceReference, decide, refuse
+from .decision import CrossCheck, DecisionRule, LaplaceReference, decide, refuse
 from .errors import InvalidArgumentError, InvalidTypeError
 from .models import (
     RegressionProblem,
@@ -366,7 +366,7 @@ def crosscheck(
     settings: Settings | None = None,
     seed: int | None = None,
 ) -> CrossCheck:
-    """Exact λ, an estimate and the verdict for one case (see :mod:`verification.crosscheck`).
+    """Exact λ, an estimate and the verdict for one case (see :mod:`verification.decision`).
 
     Potentials run MALA on K at w* = 0; linear networks and normal-crossing regressions run SGLD
     at their most singular true parameter; quadratic networks need data (``case.X``) and run

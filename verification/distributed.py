@@ -12,7 +12,7 @@ from typing import Any
 
 from ._validate import check_int, check_type
 from .catalogue import Entry, Settings
-from .crosscheck import CrossCheck
+from .decision import CrossCheck
 from .runner import MAX_THREADS, torch_threads
 
 __all__ = ["run_on_ray"]

@@ -23,7 +23,7 @@ import pytest
 from rlct import RLCT
 
 from .assertions import PROFILES, LLCMismatch, assert_llc_matches
-from .crosscheck import CrossCheck
+from .decision import CrossCheck
 
 __all__ = ["assert_llc_matches", "llc_check", "pytest_addoption"]
 

@@ -16,7 +16,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from .crosscheck import CrossCheck
+from .decision import CrossCheck
 
 __all__ = ["RecordWriter", "record_row", "write_records"]
 

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from ._validate import check_int, check_type
 from .catalogue import Entry, Settings
-from .crosscheck import CrossCheck
+from .decision import CrossCheck
 
 __all__ = ["MAX_THREADS", "MAX_WORKERS", "run_cases", "torch_threads"]
 

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 import rlct
 from rlct.quadratic.point import MAX_JACOBIAN_ENTRIES
 
-from ._bad_calls import BadInput, bad_estimator, bad_normal_crossing, bad_polynomial, bad_rrr
-from ._strategy_args import OPTIONAL_BOOL, checked
+from ._validate import OPTIONAL_BOOL, checked
 from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
+from .wrong_calls import BadInput, bad_estimator, bad_normal_crossing, bad_polynomial, bad_rrr
 
 __all__ = [
     "BadInput",

@@ -1,5 +1,6 @@
-"""The wrong calls ``strategies.bad_inputs`` draws: each a call that must raise a named error
-(private; the strategy is the public face)."""
+"""Wrong calls, one family per public entry point (normal crossings, polynomials, reduced-rank
+regressions, the estimator): each a call with what it must raise and the message it must name.
+``strategies.bad_inputs`` draws them."""
 
 from __future__ import annotations
 
