@@ -181,7 +181,7 @@ def test_three_variables_without_a_certified_change_keep_bounds():
 
 
 def test_catalogue_degenerate_entries_are_exact():
-    from verification.catalogue import D, catalogue
+    from verification.crosschecks import D, catalogue
 
     cases = [e.run.args[0] for e in catalogue(quick=False) if e.family == D]
     assert len(cases) == 4

@@ -109,7 +109,7 @@ def test_the_report_names_what_each_reference_is() -> None:
     the quadratic networks' Laplace value; each now says which it is."""
     import numeric
     import rlct
-    from verification.catalogue import ShiftedTarget
+    from verification.crosschecks import ShiftedTarget
     from verification.decision import LaplaceReference, decide, reference_source
     from verification.report import _compared_with
 

@@ -12,8 +12,8 @@ import sympy as sp
 import rlct
 from numeric.types import Finding
 from verification import assert_llc_matches
-from verification.catalogue import Entry, Settings
 from verification.closed_forms import check_closed_forms
+from verification.crosschecks import Entry, Settings
 from verification.decision import DecisionRule, decide
 from verification.report import Report, format_findings, run_cases, write_report
 
@@ -217,7 +217,7 @@ def test_ray_engine_gives_the_same_records():
 def test_catalogue_entries_pickle():
     import pickle
 
-    from verification.catalogue import catalogue
+    from verification.crosschecks import catalogue
 
     names = [e.name for e in catalogue(quick=False)]
     assert len(names) == len(set(names))
@@ -341,7 +341,7 @@ def test_linear_network_targets_subtract_the_data_shift() -> None:
     import torch
 
     from verification.cases import RRRCase
-    from verification.catalogue import _shifted_target
+    from verification.crosschecks import _shifted_target
     from verification.models import regression_problem
 
     case = RRRCase(2, 2, 2, 0)

@@ -32,7 +32,7 @@ import verification.__main__ as cli
 from verification import runner
 from verification import strategies as vs
 from verification.cases import PotentialCase, QuadraticCase
-from verification.catalogue import catalogue, crosscheck
+from verification.crosschecks import catalogue, crosscheck
 from verification.distributed import run_on_ray
 from verification.errors import InvalidArgumentError
 from verification.report import Report, run_cases, run_report, write_report

@@ -20,7 +20,7 @@ import rlct
 import verification.__main__ as cli
 from verification import Settings, decide
 from verification import runner as runner_mod
-from verification.catalogue import Entry
+from verification.crosschecks import Entry
 from verification.runner import run_cases
 
 

@@ -23,7 +23,7 @@ from verification import experiments as ex
 from verification import runner
 from verification import strategies as vs
 from verification.cases import DLNCase, QuadraticCase, RRRCase
-from verification.catalogue import crosscheck
+from verification.crosschecks import crosscheck
 from verification.distributed import run_on_ray
 from verification.report import run_report
 

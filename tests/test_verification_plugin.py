@@ -126,3 +126,25 @@ except AssertionError as err:
     out = _without_pytest(code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("LLC of model: estimate 0.9 ± 0.01 vs exact λ = 1/2")
+
+
+def test_the_plugin_costs_nothing_until_its_fixture_is_used(pytester: pytest.Pytester) -> None:
+    """In a foreign project's test run the plugin is registered (its option is accepted) and
+    neither torch nor sympy is imported until a test asks for ``llc_check``."""
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_collection_finish(session):\n"
+        "    heavy = sorted(m for m in ('torch', 'sympy', 'numeric', 'rlct') if m in sys.modules)\n"
+        "    print('HEAVY', heavy)\n"
+    )
+    pytester.makepyfile(test_other="def test_plain():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest_subprocess("--co", "-s", "--llc-profile", "thorough")
+    result.stdout.fnmatch_lines(["HEAVY []"])
+    assert result.ret == 0
+
+
+def test_the_plugin_s_profile_names_are_the_profiles() -> None:
+    from verification.assertions import PROFILES
+    from verification.pytest_plugin import PROFILE_NAMES
+
+    assert tuple(sorted(PROFILES)) == PROFILE_NAMES

@@ -16,12 +16,60 @@ Verdicts and reports convert to plain data with ``to_dict()``. Only
 import on a plain install.
 """
 
-from .assertions import LLCMismatch, assert_llc_matches
-from .calibration import BatteryCase, CalibrationRecord, CalibrationReport, battery, calibrate
-from .catalogue import Settings, catalogue, crosscheck
-from .closed_forms import ClosedFormCheck, ClosedFormSummary, check_closed_forms, check_dln_ideals
-from .decision import CrossCheck, DecisionRule, decide
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import InvalidArgumentError, InvalidTypeError, VerificationError
+
+# public name → the module that defines it, imported on first use (PEP 562): importing the
+# package, or its pytest plugin in any project's test run, costs no torch and no sympy
+_LAZY = {
+    "LLCMismatch": "assertions",
+    "assert_llc_matches": "assertions",
+    "BatteryCase": "calibration",
+    "CalibrationRecord": "calibration",
+    "CalibrationReport": "calibration",
+    "battery": "calibration",
+    "calibrate": "calibration",
+    "Settings": "crosschecks",
+    "catalogue": "crosschecks",
+    "crosscheck": "crosschecks",
+    "ClosedFormCheck": "closed_forms",
+    "ClosedFormSummary": "closed_forms",
+    "check_closed_forms": "closed_forms",
+    "check_dln_ideals": "closed_forms",
+    "CrossCheck": "decision",
+    "DecisionRule": "decision",
+    "decide": "decision",
+}
+
+if TYPE_CHECKING:
+    from .assertions import LLCMismatch, assert_llc_matches
+    from .calibration import BatteryCase, CalibrationRecord, CalibrationReport, battery, calibrate
+    from .closed_forms import (
+        ClosedFormCheck,
+        ClosedFormSummary,
+        check_closed_forms,
+        check_dln_ideals,
+    )
+    from .crosschecks import Settings, catalogue, crosscheck
+    from .decision import CrossCheck, DecisionRule, decide
+
+
+def __getattr__(name: str) -> Any:
+    """A public name's value, its module imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'verification' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BatteryCase",

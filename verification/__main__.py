@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._validate import MAX_CHAINS, MAX_N, MAX_SEED, check_device, device_unavailable
-from .catalogue import Settings, catalogue
+from .crosschecks import Settings, catalogue
 from .errors import InvalidArgumentError
 from .records import RecordWriter
 from .report import (

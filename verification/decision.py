@@ -246,7 +246,7 @@ def decide(
     """Compare an ``LLCEstimate`` with an exact ``RLCT`` (and an optional ``ExpectedLLC``).
 
     ``systematic`` is an extra, documented source of bias added to σ_bias in quadrature (e.g.
-    localising at the true parameter instead of a minimum of L_n, see :mod:`verification.catalogue`).
+    localising at the true parameter instead of a minimum of L_n, see :mod:`verification.crosschecks`).
     """
     check_type("case", case, str)
     check_type("exact", exact, RLCT)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._validate import check_int, check_type
-from .catalogue import Entry, Settings
+from .crosschecks import Entry, Settings
 from .decision import CrossCheck
 from .runner import MAX_THREADS, torch_threads
 

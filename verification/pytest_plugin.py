@@ -17,26 +17,34 @@ module of the package that imports pytest.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
-from rlct import RLCT
+if TYPE_CHECKING:
+    from rlct import RLCT
 
-from .assertions import PROFILES, LLCMismatch, assert_llc_matches
-from .decision import CrossCheck
+    from .decision import CrossCheck
 
-__all__ = ["assert_llc_matches", "llc_check", "pytest_addoption"]
+__all__ = ["PROFILE_NAMES", "llc_check", "pytest_addoption"]
+
+# ``assertions.PROFILES``' names, here so that registering the option imports nothing of the
+# package: the plugin loads in every test run of an environment it is installed in, and costs
+# nothing (no torch, no sympy) until a test uses the fixture
+PROFILE_NAMES = ("fast", "thorough")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--llc-profile", default="fast", choices=sorted(PROFILES), help="LLC decision profile"
+        "--llc-profile", default="fast", choices=PROFILE_NAMES, help="LLC decision profile"
     )
 
 
 @pytest.fixture
 def llc_check(request: pytest.FixtureRequest) -> Callable[..., CrossCheck]:
     """``llc_check(estimate, exact, **kwargs)`` with the decision rule of the selected profile."""
+    from .assertions import PROFILES, LLCMismatch, assert_llc_matches
+
     rule = PROFILES[request.config.getoption("--llc-profile")]
 
     def check(estimate: object, exact: RLCT, **kwargs: object) -> CrossCheck:

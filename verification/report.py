@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._validate import check_bool, check_int, check_type
-from .catalogue import Entry, Settings, catalogue
 from .closed_forms import ClosedFormSummary, check_closed_forms
+from .crosschecks import Entry, Settings, catalogue
 from .decision import CrossCheck
 from .errors import InvalidArgumentError, InvalidTypeError
 from .records import CLOSED_FORMS_NAME, PLOT_NAME, REPORT_NAME, write_records

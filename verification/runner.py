@@ -21,7 +21,7 @@ import torch
 from tqdm import tqdm
 
 from ._validate import check_int, check_type
-from .catalogue import Entry, Settings
+from .crosschecks import Entry, Settings
 from .decision import CrossCheck
 
 __all__ = ["MAX_THREADS", "MAX_WORKERS", "run_cases", "torch_threads"]

@@ -9,7 +9,7 @@ passed to the estimator (nβ, γ, α where a case needs them; the target uses th
 Families: normal-crossing regressions (quadrature of the same L_n), regular linear regressions
 (closed form), a gradient at w* (linear regressions localised off ŵ; closed form), soft
 directions (unit and 0.007-scale features at nβ = 10⁴; closed form), reduced-rank regressions and
-deep linear networks at their true parameter (the shifted target of :mod:`verification.catalogue`),
+deep linear networks at their true parameter (the shifted target of :mod:`verification.crosschecks`),
 quadratic networks at a minimum (Laplace value from the exact Hessian), the catalogue's
 potentials (quadrature), and **two basins**: the localised posterior holds a second basin, deeper
 or flatter than w*'s, inside the localisation radius, so λ_β differs from the value of w*'s basin
@@ -34,7 +34,7 @@ import sympy as sp
 
 from .._validate import check_type
 from ..cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
-from ..catalogue import _CUSP, _LINES, _nc, _poly, _quadratic_case
+from ..crosschecks import _CUSP, _LINES, _nc, _poly, _quadratic_case
 from ..errors import InvalidArgumentError
 from . import models as bm
 from .models import Built, Target

@@ -36,7 +36,7 @@ from numeric.backend.linalg import one_thread
 from numeric.potential.reference import GaussianLinear, expected_llc
 
 from ..cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
-from ..catalogue import ShiftedTarget, _minimise, _shifted_target
+from ..crosschecks import ShiftedTarget, _minimise, _shifted_target
 from ..models import polynomial_potential, regression_problem
 
 __all__ = ["Built", "Target"]

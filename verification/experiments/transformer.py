@@ -25,7 +25,8 @@ mean over the batch as ``numeric.from_module`` needs.
 
 Training (``train_transformer``): one seeded ``torch.Generator`` draws, in this order, the data,
 the initial weights and the minibatches of Adam (``training.train``); nothing is seeded globally,
-so one seed gives the same weights bit for bit. ``transformer_llc`` trains and estimates λ̂ at the
+so one seed gives the same weights bit for bit (with the same torch build and number of torch
+threads: the reductions' order depends on it). ``transformer_llc`` trains and estimates λ̂ at the
 last checkpoint (the model in eval mode) and, optionally, along all checkpoints with
 ``numeric.estimate_llc_series``.
 """
@@ -46,7 +47,7 @@ import numeric
 
 from .._validate import MAX_SEED, check_int, check_real, check_type
 from ..errors import InvalidArgumentError
-from .llc import LLCPoint, llc_at
+from .llc import LLCPoint, llc_at, point
 from .optimizers import adam
 from .records import Record
 from .training import TrainingRun, full_loss, train
@@ -142,6 +143,11 @@ class TinyTransformer(nn.Module):
         self.unembed = nn.Linear(config.d_model, config.vocab)
 
     def forward(self, tokens: Tensor) -> Tensor:
+        if tokens.shape[-1] > self.pos.shape[0]:
+            raise InvalidArgumentError(
+                f"sequences of {tokens.shape[-1]} tokens are longer than the model's "
+                f"seq_len = {self.pos.shape[0]}"
+            )
         x = self.embed(tokens) + self.pos[: tokens.shape[-1]]
         for block in self.blocks:
             x = block(x)
@@ -306,8 +312,6 @@ def transformer_llc(
 def llc_series(trained: TrainedTransformer, **estimator: Any) -> tuple[LLCPoint, ...]:
     """λ̂ at every checkpoint of ``trained.run`` with one ``numeric.estimate_llc_series`` call
     (keyword arguments go to it; its ``seed`` is that of the first checkpoint)."""
-    from .llc import point
-
     model = trained.model.eval()
     loss_fn, _ = numeric.from_module(model, token_cross_entropy)
     checkpoints = [
@@ -328,7 +332,6 @@ __all__ = [
     "TransformerLLC",
     "accuracy",
     "build_model",
-    "full_loss",
     "llc_series",
     "make_task",
     "num_params",
