@@ -1,4 +1,4 @@
-"""verification.experiments.transformer: the tiny causal transformer, its tasks, training and LLC."""
+"""verification.experiments.transformer: the tiny causal transformer, its tasks, training, LLC."""
 
 from __future__ import annotations
 

@@ -163,6 +163,9 @@ def test_each_phase_ends_with_a_log_line(caplog) -> None:
     lines = [r.getMessage() for r in caplog.records if r.name == "numeric"]
     assert any(line.startswith("SGLD burn-in: ") for line in lines), lines
     assert any(line.startswith("SGLD draws: ") and " steps in " in line for line in lines)
+    # the phases before the chains: the set-up (data, w*, the loss's checks) and the plan
+    assert lines[0].startswith("set-up: 3 parameters, n = 2000, B = "), lines[0]
+    assert lines[1].startswith("plan: lm, ") and " s" in lines[1], lines[1]
 
 
 @pytest.mark.parametrize(

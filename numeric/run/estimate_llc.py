@@ -35,6 +35,8 @@ The estimate is a pipeline of stages, each rule in the module named for it (docs
 from __future__ import annotations
 
 import dataclasses
+import logging
+import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -91,6 +93,8 @@ from numeric.stats.chain_stats import full_data_estimate
 from numeric.types import Draws, Finding, Warmup
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module", "summarise"]
+
+_LOG = logging.getLogger("numeric")
 
 
 def estimate_llc(
@@ -250,6 +254,8 @@ def _estimate_llc(
     switch."""
     clock = Clock(opts.time_budget)
     problem = setup_problem(loss_fn, params, data, opts)
+    _LOG.info("set-up: %d parameters, n = %d, B = %d in %.2f s", problem.dim, problem.n,
+              problem.batch_size, clock.elapsed())  # fmt: skip
     outcome = _runs(problem, opts, clock, switchable=_may_switch(problem, opts))
     if not isinstance(outcome, FullBatchCase):
         return outcome
@@ -296,7 +302,10 @@ def _runs(
     findings after ``before``; with ``switchable``, the case for the full batch instead where a
     warm-up makes it. Each run plans within what is left of ``clock`` (``numeric.budget``); the
     heating restart is skipped where less than half of a time budget is left."""
+    started = time.monotonic()
     plan = make_plan(problem, opts)
+    _LOG.info("plan: %s, %s preconditioner in %.2f s", plan.integrator, plan.preconditioner,
+              time.monotonic() - started)  # fmt: skip
     restarts: list[Finding] = []
     cooled: tuple[Finding, ...] = ()  # the heating restart (``heating_restart``), at most one
     while True:

@@ -10,7 +10,9 @@
 * :mod:`.ngd` — natural-gradient descent with a damped empirical Fisher (seed 003);
 * issue 19's claims: :mod:`.cullen`, :mod:`.cullen_dynamics` (seed 002, on :mod:`.modular`),
   :mod:`.saghir` (seed 003), :mod:`.sticky`, :mod:`.sticky_2d` (seed 004, on
-  :mod:`.sticky_models`).
+  :mod:`.sticky_models`);
+* issue 60: :mod:`.transformer` — a 9,384-parameter causal transformer trained on running sums
+  mod 8, and its λ̂ (final checkpoint or along training).
 
 scikit-learn (digits) and pandas (``records_table``) are imported only where used: the
 ``experiments`` extra.

@@ -5,9 +5,10 @@ position t is a function of the prefix x_{≤t} with a uniform marginal (chance:
 a model that solves it drives the loss towards 0):
 
 * ``"running_sum"`` (default): y_t = (x_0 + … + x_t) mod V. One attention layer can average the
-  prefix's one-hot tokens (a histogram) and the MLP must turn it and t into the sum mod V; Adam
-  learns it in stages (plateaus near loss 1.5, 1.0 and 0.5 for V = 8), which makes the run a
-  checkpoint-series example;
+  prefix's one-hot tokens (a histogram) and the MLP turn it and t into the sum mod V. Adam learns
+  it gradually, which makes the run a checkpoint-series example: with the defaults (seed 0,
+  n = 2,048) the minibatch loss is 1.5 at step 200, 1.0 at 400, 0.5 at 600, and the full-data
+  loss 0.047 at step 2,000 (98.9% of training tokens right, 98.2% of held-out ones);
 * ``"pair_sum"``: y_t = (x_t + x_{t−1}) mod V (x_{−1} = 0): attention fetches x_{t−1} by position;
   learnt within a hundred steps (the fast task of the tests).
 
@@ -29,6 +30,11 @@ so one seed gives the same weights bit for bit (with the same torch build and nu
 threads: the reductions' order depends on it). ``transformer_llc`` trains and estimates λ̂ at the
 last checkpoint (the model in eval mode) and, optionally, along all checkpoints with
 ``numeric.estimate_llc_series``.
+
+Cost (``benchmarks/bench_transformer.py``, a quiet 2-core CPU): training takes 9 s; a default
+estimate (4 chains) takes about 0.1 s per SGLD step and had not met its stopping rule after 600 s
+(issue 60 asks for at most 5 minutes): λ̂ ≈ 501 then, with ``gradient_at_w_star`` (Adam stops at
+‖∇L_n(w*)‖ = 0.71, not at a critical point).
 """
 
 from __future__ import annotations
