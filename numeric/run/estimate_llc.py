@@ -17,6 +17,7 @@ The estimate is a pipeline of stages, each rule in the module named for it (docs
 ``sampler.kernel``           the hot loop: blocks of steps from pre-drawn noise, eager or compiled
 ``sampler.chains``           the batch of chains, advanced block by block, checked for divergence
 ``run.one_run``              one run of the chains from w*: warm-up, draws, the step-size check
+``run.summarise``            the estimate from a run's draws: statistics, findings, the extrapolation
 ``warmup.step_size``         ε from the curvature where the chains are (``warmup.curvature``)
 ``warmup.friction``          BAOAB's friction raised for the minibatch heating where the chains are
 ``warmup.burn_in``           the burn-in: the slowest and the flat directions, stationarity
@@ -47,19 +48,7 @@ from torch import Tensor
 from numeric.backend.denormals import flushing_denormals
 from numeric.backend.torch_limits import run_differentiable
 from numeric.budget import Clock, budget_findings
-from numeric.draws.burn_in_extension import settling_finding
-from numeric.draws.step_check import check_bias
-from numeric.draws.stopping_rule import check_precision
 from numeric.errors import DivergenceError, InvalidInputError
-from numeric.findings.beyond_quadratic import plan_beyond_quadratic
-from numeric.findings.checks import check_step_size
-from numeric.findings.gradient_at_w_star import check_gradient, gradient_shift
-from numeric.findings.slow_mixing import slow_findings
-from numeric.findings.soft_directions import check_soft_directions
-from numeric.findings.spreading import escalate
-from numeric.findings.standard import summarise_chains
-from numeric.findings.stiffer_in_draws import check_stiffer_in_draws
-from numeric.findings.unreached_region import reach_findings
 from numeric.inputs.module_loss import ModuleLoss, from_module
 from numeric.inputs.problem import LossFn, Problem, setup_problem
 from numeric.inputs.restrict import require_eval_mode
@@ -72,9 +61,8 @@ from numeric.options import (
     OnDivergence,
     Preconditioning,
 )
-from numeric.plan.llc_plan import LLCPlan, make_plan
-from numeric.result.config import run_config
-from numeric.result.llc_estimate import LLCEstimate, make_estimate
+from numeric.plan.llc_plan import make_plan
+from numeric.result.llc_estimate import LLCEstimate
 from numeric.run.divergence_restart import (
     can_restart,
     final_divergence,
@@ -83,16 +71,15 @@ from numeric.run.divergence_restart import (
 )
 from numeric.run.full_batch_switch import (
     FullBatchCase,
-    check_batch_heating,
     diverged_finding,
     switch_finding,
 )
 from numeric.run.heating_restart import cooled_plan, cooler_options, heating_finding
 from numeric.run.one_run import one_run
-from numeric.stats.chain_stats import full_data_estimate
-from numeric.types import Draws, Finding, Warmup
+from numeric.run.summarise import summarise
+from numeric.types import Finding
 
-__all__ = ["ModuleLoss", "estimate_llc", "from_module", "summarise"]
+__all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
 _LOG = logging.getLogger("numeric")
 
@@ -333,75 +320,3 @@ def _runs(
         opts, plan = cooler, cooled_plan(plan, cooler)
     found = (*before, *restarts, *cooled, *budget_findings(warm, drawn, opts.time_budget))
     return summarise(problem, run_plan, opts, warm, drawn, alive, found)
-
-
-def summarise(
-    problem: Problem,
-    plan: LLCPlan,
-    opts: LLCOptions,
-    warm: Warmup,
-    drawn: Draws,
-    alive: Tensor,
-    restarts: tuple[Finding, ...] = (),
-) -> LLCEstimate:
-    """The estimate from a run's draws (the last stage): statistics, findings after ``restarts``
-    (divergence, standard, step size, slow directions, positions, draws capped, still spreading,
-    still relaxing, beyond the quadratic region, unreached regions, heated minibatches, step-size
-    bias, stiffness, the gradient at w*: in that order), the configuration, and the
-    extrapolation to ε → 0 where the step-size check found a significant bias
-    (``numeric.draws.step_check``)."""
-    alive_np = alive.cpu().numpy()
-    tuning = warm.tuning
-    summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
-    findings = [*summary.divergence, *restarts, *summary.standard]
-    findings.extend(settling_finding(drawn.settled, warm.num_burnin))
-    findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
-    slow_ess, slow_rhat, slow = slow_findings(plan, warm, drawn, alive, opts.num_draws is not None)
-    findings.extend(slow)
-    stats = summary.stats
-    findings.extend(
-        check_soft_directions(
-            plan, tuning, warm.num_burnin, int(drawn.num_draws), stats.mean, stats.stderr
-        )
-    )
-    findings.extend(check_precision(drawn.precision, opts.num_draws is None))
-    findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
-    full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
-    findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
-    findings.extend(
-        check_batch_heating(
-            plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim
-        )
-    )
-    checked = None
-    if drawn.check is not None:
-        checked, stats, found = check_bias(
-            summary.stats, drawn.check, alive_np, problem.nbeta, tuning.step_size
-        )
-        findings.extend(found)
-        summary = summary._replace(stats=stats or summary.stats)
-    findings.extend(
-        check_stiffer_in_draws(
-            tuning, drawn.kappa_end, plan.integrator, checked is not None and checked.applied
-        )
-    )
-    findings = escalate(findings)
-    shift = gradient_shift(plan.hessian, problem.g_star)
-    findings.extend(
-        check_gradient(
-            shift, float(problem.g_star.norm()), summary.stats.mean, summary.stats.stderr,
-            problem.nbeta,
-        )
-    )  # fmt: skip
-    return make_estimate(
-        summary,
-        init_loss=problem.init_loss,
-        nbeta=problem.nbeta,
-        findings=findings,
-        config=run_config(problem, plan, opts, warm, drawn),
-        full_data=full_data,
-        slow_ess=slow_ess,
-        slow_rhat=slow_rhat,
-        minibatch_inflation=drawn.inflation,
-        step_check=checked,
-    )

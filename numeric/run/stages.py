@@ -37,8 +37,8 @@ from numeric.option_groups import (
 )
 from numeric.options import LLCOptions
 from numeric.plan.llc_plan import LLCPlan, make_plan
-from numeric.run.estimate_llc import summarise
 from numeric.run.one_run import Run
+from numeric.run.summarise import summarise
 
 __all__ = ["LLCPlan", "Problem", "Run", "make_options", "make_plan", "setup_problem", "summarise"]
 
