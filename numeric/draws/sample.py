@@ -172,9 +172,7 @@ def sample(
         every = max(1, min(epoch, num_draws // 10))
     record = DataDraws(chains, warm.tuning, every, plan.track_positions, full_loss, w_star)
     checked = wants_step_check(opts, batch_size == n)
-    chains.deadline = chains.clock.deadline(DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK)
-    chains.catch_interrupt = True
-    try:
+    with chains.stoppable(DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK, interruptible=True):
         trace, num_draws, history, precision = draws_until_precise(
             record,
             num_draws,
@@ -186,8 +184,6 @@ def sample(
             stopped=lambda: record.stopped is not None,
             rounds=MAX_EXTENSIONS if opts.num_draws is None else 0,
         )  # fmt: skip
-    finally:
-        chains.catch_interrupt = False
     mixing = (math.nan, math.nan)
     if plan.track_positions:
         obs = record.observable(trace)

@@ -5,8 +5,6 @@ the warm-up, the draws until settled and the step-size check, on the random stre
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
@@ -157,14 +155,11 @@ def _checked(chains: Chains, tuning: Tuning, trace: Trace, kappa_min: float) -> 
     """The step-size check's draws, or where the clock ran out during them (the check may
     extend past its projected cost) or Ctrl-C arrived, none and why: the estimate from the
     draws stands, its step bias unmeasured."""
-    chains.deadline = chains.clock.deadline(1.0)  # the check's share: the rest of the budget
-    chains.catch_interrupt = True
     try:
-        return {"check": run_check(chains, tuning, trace, kappa_min)}
+        with chains.stoppable(1.0, interruptible=True):  # the rest of the budget
+            return {"check": run_check(chains, tuning, trace, kappa_min)}
     except Stopped as stop:
         return {"stopped": "check_cut" if stop.reason == "time_budget" else "check_interrupted"}
-    finally:
-        chains.deadline, chains.catch_interrupt = math.inf, False
 
 
 def run_kernel(problem: Problem, plan: LLCPlan, opts: LLCOptions) -> Kernel:

@@ -14,11 +14,12 @@ A block is ``block(state, m, tuning, record) -> (state, Trace)`` (``kernel.Ancho
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -273,6 +274,16 @@ class Chains:
             raise Stopped("interrupted", Trace.join(parts) if parts else None) from None
         self.steps_done += k
         return Trace.join(parts)
+
+    @contextlib.contextmanager
+    def stoppable(self, share: float, *, interruptible: bool) -> Iterator[None]:
+        """Steps inside end by ``share`` of the time budget (``advance`` raises ``Stopped``) and,
+        with ``interruptible``, at Ctrl-C; neither after it."""
+        self.deadline, self.catch_interrupt = self.clock.deadline(share), interruptible
+        try:
+            yield
+        finally:
+            self.deadline, self.catch_interrupt = math.inf, False
 
     def seconds_per_step(self) -> float:
         """Wall time per step so far (all of it: steps, measurements, checks); nan before any."""

@@ -67,21 +67,20 @@ def warm_up(
         tuning, rule = tuning._replace(step_size=float(opts.step_size)), "given"
     fixed = None if opts.num_burnin is None else opts.num_burnin - chains.steps_done
     chains.phase("burn-in", fixed)
-    chains.deadline = chains.clock.deadline(WARMUP_SHARE)
     cut = False
     try:
-        if opts.num_burnin is None:
-            tuning, tail = burn_in_until_mixed(
-                chains, plan, opts, tuning, v, measure=measure, heating=heating, on_raise=on_raise
-            )
-        elif opts.num_burnin > chains.steps_done:
-            tuning, tail = fixed_burn_in(chains, opts, tuning, v, check)
-            tuning = raise_friction(plan, tuning, heating)
-        else:
-            tail = None
+        with chains.stoppable(WARMUP_SHARE, interruptible=False):
+            if opts.num_burnin is None:
+                tuning, tail = burn_in_until_mixed(
+                    chains, plan, opts, tuning, v, measure=measure, heating=heating,
+                    on_raise=on_raise,
+                )  # fmt: skip
+            elif opts.num_burnin > chains.steps_done:
+                tuning, tail = fixed_burn_in(chains, opts, tuning, v, check)
+                tuning = raise_friction(plan, tuning, heating)
+            else:
+                tail = None
     except Stopped as stop:  # the time budget's share for the burn-in is spent: draws from here
         tuning = tuning if chains.tuning is None else chains.tuning
         tail, cut = stop.trace, True
-    finally:
-        chains.deadline = math.inf
     return Warmup(tuning, tail, chains.steps_done, rule, cut=cut)
