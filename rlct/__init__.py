@@ -20,7 +20,10 @@ holds the order), so reading down follows the exact layer from its tools to its 
 - ``blowup/``: blow-ups of the origin (plain and weighted), of coordinate subspaces and lines.
 - ``cascade.py``: :func:`from_polynomial` and :func:`from_ideal`, the order of attempts over the
   folders above.
-- ``closed_forms/``: normal crossings and the literature's values (regular models, RRR, DLNs).
+- ``local/``: :func:`local_llc`, λ and m at any point of the zero set (K translated there, then
+  the cascade).
+- ``closed_forms/``: normal crossings and the literature's values (regular models, RRR, DLNs),
+  and the local λ of linear networks at any factorisation of the true map.
 - ``quadratic/``: two-layer quadratic networks: Jacobian ranks, λ at a point, the paper's theorems.
 """
 
@@ -31,6 +34,7 @@ from .closed_forms.literature import (
     reduced_rank_regression,
     regular_value,
 )
+from .closed_forms.local_linear import dln_local_lambda, rrr_local_lambda
 from .closed_forms.normal_crossing import normal_crossing
 from .errors import (
     InvalidExponentError,
@@ -45,6 +49,7 @@ from .errors import (
     RLCTError,
     TooLargeError,
 )
+from .local import local_ideal_llc, local_llc
 from .newton.analysis import ideal_analysis, newton_analysis
 from .quadratic import (
     GenericRank,
@@ -82,6 +87,7 @@ __all__ = [
     "check_theorems",
     "deep_linear_network",
     "dln_active_set",
+    "dln_local_lambda",
     "from_ideal",
     "from_polynomial",
     "generic_rank",
@@ -89,12 +95,15 @@ __all__ = [
     "ideal_analysis",
     "jacobian",
     "jacobian_rank",
+    "local_ideal_llc",
+    "local_llc",
     "modular_addition_data",
     "newton_analysis",
     "normal_crossing",
     "quadratic_llc",
     "reduced_rank_regression",
     "regular_value",
+    "rrr_local_lambda",
 ]
 
 

@@ -28,6 +28,7 @@ FOLDER_ORDER = (
     "plane",
     "blowup",
     "cascade",
+    "local",
     "closed_forms",
     "quadratic",
 )
