@@ -34,15 +34,21 @@ draws → findings → result → run; docs/architecture.md maps each rule to it
 - ``series/``: the LLC over checkpoints (``estimate_llc_series``) and over temperatures.
 """
 
+from numeric.draws.events import DrawsEvent, JsonLinesLogger
+from numeric.draws.observables import Observable, per_sample_losses, positions
 from numeric.errors import ConvergenceError, DivergenceError, InvalidInputError, NumericError
 from numeric.findings.checks import format_findings
 from numeric.hessian.measures import HessianTrace, hessian_top_eigenvalues, hessian_trace
+from numeric.inputs.host_data import HostData
+from numeric.inputs.lm_loss import causal_lm_loss
 from numeric.inputs.module_loss import from_module
 from numeric.inputs.restrict import RestrictedLoss, restrict
 from numeric.option_groups import Budget, Checks, Runtime, Sampler, Target
 from numeric.potential.estimate_llc_potential import estimate_llc_potential
 from numeric.potential.hmc import HMCReference, hmc_llc_potential
 from numeric.potential.reference import ExpectedLLC, GaussianLinear, expected_llc
+from numeric.provenance import provenance_block
+from numeric.result.fluctuation import susceptibility, waic
 from numeric.result.llc_estimate import LLCConfig, LLCEstimate
 from numeric.run import stages
 from numeric.run.estimate_llc import estimate_llc
@@ -62,23 +68,28 @@ __all__ = [
     "Checks",
     "ConvergenceError",
     "DivergenceError",
+    "DrawsEvent",
     "ExpectedLLC",
     "Finding",
     "FullDataLLC",
     "GaussianLinear",
     "HMCReference",
     "HessianTrace",
+    "HostData",
     "InvalidInputError",
+    "JsonLinesLogger",
     "LLCConfig",
     "LLCEstimate",
     "LLCSeries",
     "NumericError",
+    "Observable",
     "RestrictedLoss",
     "Runtime",
     "Sampler",
     "SweepResult",
     "Target",
     "__version__",
+    "causal_lm_loss",
     "ess",
     "estimate_llc",
     "estimate_llc_potential",
@@ -90,11 +101,16 @@ __all__ = [
     "hessian_trace",
     "hmc_llc_potential",
     "mala",
+    "per_sample_losses",
+    "positions",
+    "provenance_block",
     "restrict",
     "sgld",
     "split_rhat",
     "stages",
+    "susceptibility",
     "temperature_sweep",
+    "waic",
 ]
 
 

@@ -13,8 +13,8 @@ frozen, validated groups, which can be kept, passed to a series or a sweep, and 
 - ``Budget``: how long (burn-in and draws, or the stopping rule's rtol / target standard error,
   and a time budget in seconds).
 - ``Checks``: the run's own checks (the step-size check, full-loss evaluations, what a
-  divergence does).
-- ``Runtime``: where it runs (device, dtype, progress bar).
+  divergence does, the observables measured at the draws).
+- ``Runtime``: where it runs (device, dtype, progress bar, a per-block callback).
 
 A group is validated when it is built, with the same messages as the keywords. A field left at
 its default gives way to the keyword of the same name, so one group serves every point of a
@@ -102,11 +102,14 @@ class Budget:
 @dataclass(frozen=True)
 class Checks:
     """The run's own checks: ``step_check`` (None: where the step's bias is first order),
-    ``full_loss_every`` (None: an epoch; 0: off), ``on_divergence`` ("raise" or "continue")."""
+    ``full_loss_every`` (None: an epoch; 0: off), ``on_divergence`` ("raise" or "continue"),
+    and ``observables`` measured at the draws where the full loss is (name → function of the
+    positions [C, D], or named built-ins: ``numeric.draws.observables``)."""
 
     step_check: bool | None = None
     full_loss_every: int | None = None
     on_divergence: OnDivergence = "raise"
+    observables: Any = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -115,11 +118,13 @@ class Checks:
 @dataclass(frozen=True)
 class Runtime:
     """Where it runs: ``device`` and ``dtype`` (None: the parameters'), ``progress`` (None: a
-    bar where stderr is a terminal)."""
+    bar where stderr is a terminal), ``callback`` (called once per block of draws with a
+    ``numeric.DrawsEvent``: a logger; ``numeric.draws.events``)."""
 
     device: torch.device | str | None = None
     dtype: torch.dtype | None = None
     progress: bool | None = None
+    callback: Any = None
 
     def __post_init__(self) -> None:
         _validate(self)

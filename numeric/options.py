@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -226,6 +227,10 @@ class LLCOptions(SamplerOptions):
     anchor_every: int | None = None
     compile: bool = False
     step_check: bool | None = None  # None: where the gradients are minibatches
+    # name → function of the positions [C, D] recorded at the full-loss evaluations
+    # (``numeric.draws.observables``); a sequence of objects with a ``name`` is keyed by it
+    observables: Any = None
+    callback: Any = None  # called once per block of draws with a ``DrawsEvent``
     # the least friction the automatic rule may choose: the heating restart sets it where the
     # chains were heated more than the warm-up measured (``numeric.run.heating_restart``), not a
     # user setting
@@ -257,6 +262,49 @@ class LLCOptions(SamplerOptions):
         check_dtype(self.dtype, optional=True)
         check_bool("compile", self.compile)
         check_bool("step_check", self.step_check, optional=True)
+        object.__setattr__(self, "observables", as_observables(self.observables))
+        if self.observables and self.full_loss_every == 0:
+            raise InvalidInputError(
+                "observables are evaluated where the full loss is (every full_loss_every "
+                "steps), and full_loss_every=0 turns those evaluations off: pass None or ≥ 1"
+            )
+        if self.callback is not None and not callable(self.callback):
+            raise InvalidInputError(
+                f"callback must be callable (it gets a DrawsEvent), got {self.callback!r}"
+            )
+
+
+def as_observables(value: Any) -> dict[str, Any] | None:
+    """``observables`` as a dict name → observable: a mapping as given, a sequence keyed by each
+    item's ``name``; each a callable of the positions or an object with ``bind(problem)``
+    (``numeric.draws.observables``); None or empty: none."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        items = [(getattr(o, "name", None), o) for o in value]
+    else:
+        raise InvalidInputError(
+            "observables must be a mapping name → observable or a sequence of named observables "
+            f"(numeric.positions(), numeric.per_sample_losses()), got {type(value).__name__}"
+        )
+    out: dict[str, Any] = {}
+    for name, obs in items:
+        if not (isinstance(name, str) and name):
+            raise InvalidInputError(
+                f"observable {obs!r} has no name: pass a mapping name → observable, or objects "
+                "with a non-empty str name"
+            )
+        if name in out:
+            raise InvalidInputError(f"observable name {name!r} is given twice")
+        if not (callable(obs) or callable(getattr(obs, "bind", None))):
+            raise InvalidInputError(
+                f"observable {name!r} must be a function of the positions [C, D] or have "
+                f"bind(problem), got {type(obs).__name__}"
+            )
+        out[name] = obs
+    return out or None
 
 
 def wants_step_check(opts: LLCOptions, full_batch: bool) -> bool:

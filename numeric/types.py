@@ -260,3 +260,5 @@ class Draws(NamedTuple):
     # Ctrl-C stopped it, and it was dropped
     stopped: str | None = None
     precision: Precision | None = None  # λ̂'s precision where the draws stopped
+    # observables at the full-loss evaluations, name → [C, T, ...] (numeric.draws.observables)
+    observables: dict[str, np.ndarray] | None = None

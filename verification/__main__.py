@@ -1,4 +1,5 @@
-"""``python -m verification``: the verification report (exact λ vs SGLD estimates, closed forms).
+"""The verification report (exact λ vs SGLD estimates, closed forms): ``slt-verify`` (the console
+script ``pip install`` adds) or ``python -m verification``, the same options.
 
 Every option is checked before any case runs; records are saved as each case finishes, so
 Ctrl-C (exit status 130) or a crash keeps the finished cases in the output folder.
@@ -10,7 +11,9 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
+
+from numeric.provenance import provenance_block
 
 from ._validate import MAX_CHAINS, MAX_N, MAX_SEED, check_device, device_unavailable
 from .crosschecks import Settings, catalogue
@@ -21,13 +24,24 @@ from .report import (
     format_closed_forms,
     format_findings,
     format_table,
+    plot_unavailable,
     run_report,
+    skipped_note,
     summary_line,
     write_report,
 )
 from .runner import MAX_THREADS, MAX_WORKERS
 
 EXIT_INTERRUPTED = 130  # the shell's status for a process ended by SIGINT (128 + 2)
+SCRIPT_NAME, MODULE_COMMAND = "slt-verify", "python -m verification"
+
+
+def program_name(argv0: str | None = None) -> str:
+    """How the user invoked the CLI, for its usage line: ``slt-verify`` when ``argv0`` (default
+    ``sys.argv[0]``) is that console script (``slt-verify.exe`` on Windows; PureWindowsPath
+    splits at / and \\ both), else ``python -m verification``."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    return SCRIPT_NAME if PureWindowsPath(argv0 or "").stem == SCRIPT_NAME else MODULE_COMMAND
 
 
 def _int_in(lo: int, hi: int) -> Callable[[str], int]:
@@ -62,7 +76,11 @@ def _device(text: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m verification", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog=program_name(),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # no line break inside slt-verify
+    )
     p.add_argument(
         "--quick", action="store_true", help="the small catalogue (4 to 10 minutes on 2 CPU cores)"
     )
@@ -124,6 +142,8 @@ def _print_report(report, settings: Settings, path: Path) -> None:
     print(f"\n{summary_line(report)}")
     print(f"Decision rule: {settings.rule.describe()}.")
     print(f"Report written to {path}.")
+    if (why := plot_unavailable()) is not None:
+        print(skipped_note(why))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     _check_environment(p, a)
     settings = Settings(n=a.n, num_chains=a.chains, seed=a.seed, device=a.device)
     try:
-        writer = RecordWriter(a.out)  # fails here, before the run, if --out cannot be written
+        # fails here, before the run, if --out cannot be written
+        writer = RecordWriter(a.out, provenance_block(device=a.device or "cpu", seed=a.seed))
     except OSError as err:
         p.error(f"argument --out: {err.strerror}")
     entries = catalogue(a.quick)

@@ -2,7 +2,9 @@
 
 Outputs in the chosen folder: ``report.md`` (tables), ``records.csv`` / ``records.json`` (one
 record per case, plain numbers: :mod:`.records`), ``closed_forms.json`` (every closed-form check),
-``llc_vs_exact.png`` (estimated against exact λ on log–log axes with error bars).
+``llc_vs_exact.png`` (estimated against exact λ on log–log axes with error bars; without
+matplotlib it is skipped, and report.md and the CLI say so: :func:`plot_unavailable`). The records
+and ``Report.to_dict`` carry a ``provenance`` block (``numeric.provenance``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from numeric.provenance import provenance_block
 
 from ._validate import check_bool, check_int, check_type
 from .closed_forms import ClosedFormSummary, check_closed_forms
@@ -22,7 +27,7 @@ from .errors import InvalidArgumentError, InvalidTypeError
 from .records import CLOSED_FORMS_NAME, PLOT_NAME, REPORT_NAME, write_records
 from .runner import MAX_THREADS, MAX_WORKERS, run_cases
 
-__all__ = ["Report", "run_cases", "run_report", "write_report"]
+__all__ = ["Report", "plot_unavailable", "run_cases", "run_report", "write_report"]
 
 
 @dataclass(frozen=True)
@@ -37,8 +42,14 @@ class Report:
         """Cases that should agree and do not."""
         return tuple(r for r in self.records if r.verdict == "disagree")
 
+    def provenance(self) -> dict[str, Any]:
+        """The versions, source commit, and the run's device (cpu where none was named) and
+        seed: ``numeric.provenance.provenance_block``."""
+        return provenance_block(device=self.settings.device or "cpu", seed=self.settings.seed)
+
     def to_dict(self) -> dict[str, object]:
-        """Plain data (JSON-able): settings, wall time, records and closed-form summaries."""
+        """Plain data (JSON-able): settings, wall time, records, closed-form summaries and
+        ``provenance``."""
         s = self.settings
         return {
             "settings": {
@@ -51,6 +62,7 @@ class Report:
             "seconds": self.seconds,
             "records": [r.to_dict() for r in self.records],
             "closed_forms": [c.to_dict() for c in self.closed_forms],
+            "provenance": self.provenance(),
         }
 
 
@@ -164,14 +176,26 @@ def format_closed_forms(summaries: Sequence[ClosedFormSummary]) -> str:
     return "\n".join(lines)
 
 
-def _plot(records: Sequence[CrossCheck], path: Path) -> bool:
+def plot_unavailable() -> str | None:
+    """Why llc_vs_exact.png cannot be drawn in this environment (None: it can)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as err:
+        return f"matplotlib cannot be imported ({err}); pip install 'slt-check[plots]' adds it"
+    return None
+
+
+def _plot(records: Sequence[CrossCheck], path: Path) -> str | None:
+    """Draw the figure into ``path``; None when drawn, else why it was skipped."""
+    if (why := plot_unavailable()) is not None:
+        return why
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
-        return False
+    except ImportError as err:
+        return f"matplotlib.pyplot cannot be imported ({err})"
     pts = [r for r in records if r.exact.exact and math.isfinite(r.estimate)]
     fig, ax = plt.subplots(figsize=(5, 5))
     colours = {"agree": "C2", "disagree": "C3", "inconclusive": "C1"}
@@ -203,7 +227,12 @@ def _plot(records: Sequence[CrossCheck], path: Path) -> bool:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-    return True
+    return None
+
+
+def skipped_note(why: str) -> str:
+    """The line report.md and the CLI print for the figure not drawn."""
+    return f"{PLOT_NAME} was not written: {why}."
 
 
 def summary_line(report: Report) -> str:
@@ -220,16 +249,31 @@ def summary_line(report: Report) -> str:
     return f"{len(report.records)} cases: {', '.join(parts)}; {report.seconds:.0f} s in all."
 
 
+def _check_folder(out: Path) -> None:
+    """``out`` is, or can be made, a folder: neither it nor a parent is an existing file."""
+    for path in (out, *out.parents):
+        if path.exists():
+            if not path.is_dir():
+                what = "is" if path == out else f"is inside {str(path)!r}, which is"
+                raise InvalidArgumentError(
+                    f"out must be a folder for the report's files, but {str(out)!r} {what} an "
+                    "existing file; name a new or existing folder instead"
+                )
+            return
+
+
 def write_report(report: Report, out: Path) -> Path:
     """Write report.md, records.csv, records.json, closed_forms.json and llc_vs_exact.png into
-    ``out`` (created if missing)."""
+    ``out`` (a folder, created if missing; an existing file there raises
+    ``InvalidArgumentError``). Without matplotlib the figure is skipped and report.md says why."""
     check_type("report", report, Report)
     out = Path(out)
+    _check_folder(out)
     out.mkdir(parents=True, exist_ok=True)
-    write_records(report.records, out)
+    write_records(report.records, out, report.provenance())
     closed = json.dumps([c.to_dict() for c in report.closed_forms], indent=2, ensure_ascii=False)
     (out / CLOSED_FORMS_NAME).write_text(closed, encoding="utf-8")
-    plotted = _plot(report.records, out / PLOT_NAME)
+    skipped = _plot(report.records, out / PLOT_NAME)
     s = report.settings
     md = [
         "# Verification report",
@@ -256,8 +300,10 @@ def write_report(report: Report, out: Path) -> Path:
         "",
         format_closed_forms(report.closed_forms),
     ]
-    if plotted:
+    if skipped is None:
         md += ["", f"![estimated vs exact λ]({PLOT_NAME})"]
+    else:
+        md += ["", skipped_note(skipped)]
     path = out / REPORT_NAME
     path.write_text("\n".join(md) + "\n", encoding="utf-8")
     return path

@@ -13,6 +13,10 @@ Rules (recorded in ``LLCEstimate.config``):
   most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``; with them
   the chains' spread ‖w − w*‖², for ``numeric.findings.spreading``, and each chain's running sum of
   w − w* (one more [C, D] tensor), for ``numeric.findings.off_centre``.
+* **Observables** (``numeric.draws.observables``): the options' observables at the chains at
+  each full-loss evaluation (nothing more per step), and the callback (``numeric.draws.events``)
+  once per block of draws. Where the clock or Ctrl-C cuts the draws, the full losses and the
+  observables keep the evaluations made, the same count in each.
 * **Heating**: the minibatch heating at the final positions (``LLCEstimate.minibatch_inflation``).
 * **Stiffness**: κ where the draws ended, against the κ that ε was set for
   (``numeric.findings.stiffer_in_draws``).
@@ -28,6 +32,8 @@ import torch
 from torch import Tensor
 
 from numeric.budget import DRAWS_SHARE, DRAWS_SHARE_NO_CHECK, Stopped
+from numeric.draws.events import BlockLog
+from numeric.draws.observables import BoundObservable, ObservableRecorder
 from numeric.draws.stopping_rule import MAX_EXTENSIONS, draws_until_precise, precision_of
 from numeric.findings.off_centre import CentreSum
 from numeric.findings.stiffer_in_draws import END_CHECK_ITERS
@@ -102,9 +108,13 @@ class DataDraws:
         track_positions: bool,
         full_loss: Callable[[Tensor], Tensor],
         w_star: Tensor,
+        observables: tuple[BoundObservable, ...] = (),
+        log: BlockLog | None = None,
     ) -> None:
         self.chains, self.tuning, self.every = chains, tuning, every
         self.track_positions, self.full_loss, self.w_star = track_positions, full_loss, w_star
+        self.observed = ObservableRecorder(observables)
+        self.log = log  # the callback's running sums (None: no callback)
         self.full_losses: list[Tensor] = []
         self.spreads: list[Tensor] = []  # ‖w − w*‖² [C] at each full-loss evaluation
         self.centre = CentreSum()  # Σ (w − w*) [C, D] there too (numeric.findings.off_centre)
@@ -131,17 +141,35 @@ class DataDraws:
                 self.stopped = stop.reason
                 if stop.trace is not None:
                     parts.append(stop.trace)
+                    if self.log is not None:
+                        self.log(stop.trace, None, {}, stop.reason)
                 break
             done += k
-            if k == every:
-                pos = self.chains.position
-                self.full_losses.append(self.full_loss(pos))
-                offset = pos - self.w_star
-                self.spreads.append(offset.square().sum(-1))
-                self.centre.add(offset)
-                if pos.shape[-1] <= MAX_DIM:
-                    self._keep(pos)
+            evaluated = self._evaluate() if k == every else None
+            if self.log is not None:
+                full, values = evaluated if evaluated is not None else (None, {})
+                self.log(parts[-1], full, values, self.stopped)
         return Trace.join(parts)
+
+    def _evaluate(self) -> tuple[Tensor, dict[str, Tensor]] | None:
+        """L_n and the observables at the chains, recorded together; None where Ctrl-C came
+        during them (the draws end there, ``stopped``, and neither is recorded)."""
+        pos = self.chains.position
+        try:
+            full, values = self.full_loss(pos), self.observed.values(pos)
+        except KeyboardInterrupt:
+            if not self.chains.catch_interrupt:
+                raise
+            self.chains.interrupted, self.stopped = True, "interrupted"
+            return None
+        self.full_losses.append(full)
+        self.observed.keep(values)
+        offset = pos - self.w_star
+        self.spreads.append(offset.square().sum(-1))
+        self.centre.add(offset)
+        if pos.shape[-1] <= MAX_DIM:
+            self._keep(pos)
+        return full, values
 
     def _keep(self, pos: Tensor) -> None:
         if self.evaluations % self.stride == 0:
@@ -160,17 +188,21 @@ class DataDraws:
 def sample(
     chains: Chains, plan: LLCPlan, opts: LLCOptions, warm: Warmup, n: int, batch_size: int,
     full_loss: Callable[[Tensor], Tensor], heating: Heating, w_star: Tensor,
-    check: Measure | None = None,
+    check: Measure | None = None, observables: tuple[BoundObservable, ...] = (),
 ) -> Draws:  # fmt: skip
     """The draws of ``estimate_llc`` after ``warm`` (module docstring); ``check`` measures κ
     where they ended (``Draws.kappa_end``, ``numeric.findings.stiffer_in_draws``), nan without
-    it."""
+    it; ``observables`` recorded at the full-loss evaluations, ``opts.callback`` called per
+    block."""
     num_draws, wanted = choose_num_draws(warm, plan, opts, opts.num_chains)
     every = opts.full_loss_every
     if every is None:  # the full batch's own losses are L_n: evaluations only for the positions
         epoch = FULL_BATCH_EVERY if batch_size == n else math.ceil(n / batch_size)
         every = max(1, min(epoch, num_draws // 10))
-    record = DataDraws(chains, warm.tuning, every, plan.track_positions, full_loss, w_star)
+    log = BlockLog(opts.callback, chains.nbeta) if opts.callback is not None else None
+    record = DataDraws(
+        chains, warm.tuning, every, plan.track_positions, full_loss, w_star, observables, log
+    )
     checked = wants_step_check(opts, batch_size == n)
     with chains.stoppable(DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK, interruptible=True):
         trace, num_draws, history, precision = draws_until_precise(
@@ -207,4 +239,5 @@ def sample(
         centre=record.centre.mean(),
         stopped=record.stopped,
         precision=precision,
+        observables=record.observed.arrays(opts.num_chains) if observables else None,
     )

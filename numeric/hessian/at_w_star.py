@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from numeric.hessian.dense import dense_hessian, difference_hessian
+from numeric.hessian.dense import dense_hessian, difference_hessian, require_dense_fits
 from numeric.inputs.data import take
 from numeric.inputs.problem import DataModel
 
@@ -40,8 +40,10 @@ def full_data_hessian(
 ) -> Tensor:
     """∇²L_n(w*) [D, D] on the samples of ``hessian_subset`` for D products, chunk by chunk: by
     double backward (at most ``HVP_BATCH_SAMPLES`` products × samples vmapped at once), or
-    (``difference``) by central differences of the gradient."""
+    (``difference``) by central differences of the gradient. A D×D matrix too large to hold
+    is refused first (``dense.require_dense_fits``)."""
     d = w_star.numel()
+    require_dense_fits(d, w_star.dtype, w_star.device)
     idx = hessian_subset(model.n, seed, w_star.device, hvps=d)
     m = idx.numel()
     total = w_star.new_zeros(d, d)

@@ -42,9 +42,43 @@ from torch import Tensor
 from torch.func import vmap
 
 from numeric.backend.linalg import one_thread
+from numeric.backend.memory import require_memory
 from numeric.backend.torch_limits import raise_if_limitation
+from numeric.errors import InvalidInputError
 
 MAX_DENSE_DIM = 2048  # "auto" builds the dense preconditioner up to this many parameters
+# One D×D matrix of the dense Hessian may take at most this many bytes (4 GiB: D ≤ 32,768 in
+# float32, 23,170 in float64), whatever memory the device has: beyond it the D Hessian-vector
+# products and the O(D³) eigen-decomposition take hours. preconditioner="hessian" asks for it at
+# any D, so the size is checked before the first allocation (``require_dense_fits``).
+MAX_DENSE_BYTES = 2**32
+# D×D matrices alive at once at the peak: H and its rows, the float64 copy and eigenvectors of
+# eigh, and M, M^{1/2}
+DENSE_COPIES = 6
+DENSE_ADVICE = (
+    'use preconditioner="lowrank" (the stiff directions by Lanczos, k·D memory), "none", or '
+    f'"auto" (the dense Hessian only up to {MAX_DENSE_DIM:,} parameters)'
+)
+
+
+def require_dense_fits(d: int, dtype: torch.dtype, device: torch.device) -> None:
+    """Refuse, before anything is allocated, a dense D×D Hessian above ``MAX_DENSE_BYTES`` or
+    whose ``DENSE_COPIES`` matrices exceed the device's free memory: ``InvalidInputError``
+    naming the size, the limit and the alternatives (``DENSE_ADVICE``)."""
+    one = d * d * torch.empty((), dtype=dtype).element_size()
+    if one > MAX_DENSE_BYTES:
+        raise InvalidInputError(
+            f"the dense Hessian of {d:,} parameters is a {d:,}×{d:,} {dtype} matrix of "
+            f"{one / 2**30:.3g} GiB (about {DENSE_COPIES} such at once to eigen-decompose it), "
+            f"above the limit of {MAX_DENSE_BYTES / 2**30:.3g} GiB for one dense matrix "
+            f"(numeric.hessian.dense.MAX_DENSE_BYTES): {DENSE_ADVICE}"
+        )
+    require_memory(
+        {f"{DENSE_COPIES} dense {d:,}×{d:,} {dtype} matrices": DENSE_COPIES * one},
+        device,
+        f"the dense Hessian of {d:,} parameters and its eigen-decomposition",
+        advice=DENSE_ADVICE,
+    )
 
 
 @dataclass(frozen=True)

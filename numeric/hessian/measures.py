@@ -166,7 +166,10 @@ def _hvp_fn(parts: list[Part], w0: Tensor) -> Callable[[Tensor], Tensor]:
 
     def grad_graph(f: Callable[[Tensor], Tensor]) -> Tensor:
         with torch.enable_grad():
-            (g,) = torch.autograd.grad(f(w), w, create_graph=True)
+            out = f(w)
+            if not out.requires_grad:
+                raise _independent_loss(out)
+            (g,) = torch.autograd.grad(out, w, create_graph=True)
         return g
 
     if len(parts) == 1:
@@ -180,6 +183,16 @@ def _hvp_fn(parts: list[Part], w0: Tensor) -> Callable[[Tensor], Tensor]:
         return total
 
     return hvp
+
+
+def _independent_loss(out: Tensor) -> InvalidInputError:
+    """The error for a loss through which no gradient flows to the parameters."""
+    return InvalidInputError(
+        f"loss's value ({float(out.detach()):.6g} at w*) does not depend on the parameters: no "
+        "gradient flows from params to it (a loss built from constants, or from params taken "
+        "through .detach(), .data or torch.no_grad()), so its Hessian is not that of a loss of "
+        "the parameters"
+    )
 
 
 def _products(g: Tensor, w: Tensor, vs: Tensor) -> Tensor:
@@ -210,7 +223,8 @@ def hessian_trace(
     chunk_size: int = 8192,
 ) -> HessianTrace:
     """Hutchinson estimate of tr(∇²L(w*)) with its standard error (``num_samples`` probe
-    vectors, ``block`` of them per batched HVP, Rademacher or Gaussian entries)."""
+    vectors, ``block`` of them per batched HVP, Rademacher or Gaussian entries). A loss through
+    which no gradient flows to the parameters is an ``InvalidInputError``."""
     check_int("num_samples", num_samples, 2)
     if num_samples > MAX_PROBES:
         raise InvalidInputError(f"num_samples must be ≤ {MAX_PROBES}, got {num_samples}")

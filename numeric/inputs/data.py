@@ -191,7 +191,11 @@ class Gatherer:
 
 
 def to_device(data: Any, device: torch.device, dtype: torch.dtype) -> Any:
-    """Tensors moved to ``device``; floating-point ones cast to ``dtype`` (indices stay integer)."""
+    """Tensors moved to ``device``; floating-point ones cast to ``dtype`` (indices stay integer).
+    Data that moves itself (``numeric.inputs.host_data.HostData``: a ``to_run`` method) is
+    bound to ``device`` and ``dtype`` instead, its tensors left where they are."""
+    if callable(to_run := getattr(data, "to_run", None)):
+        return to_run(device, dtype)
 
     def conv(x: Any) -> Any:
         if isinstance(x, Tensor):

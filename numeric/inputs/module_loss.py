@@ -5,6 +5,7 @@ the run's device and dtype)."""
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,28 @@ class FixedState:
         return f"FixedState({sorted(self.values)})"
 
 
+class ModuleCall:
+    """The module as a function with its parameters (and fixed state) replaced by ``state``:
+    ``model(*args, **kwargs) = functional_call(module, state, args, kwargs)``, what a
+    ``model_loss(model, batch)`` of ``from_module`` calls."""
+
+    def __init__(self, module: nn.Module, state: Mapping[str, Tensor]) -> None:
+        self.module, self.state = module, state
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return functional_call(self.module, self.state, args, kwargs)
+
+
 @dataclass(frozen=True)
 class ModuleLoss:
-    """``loss(module(x...), y)`` with the module's parameters replaced by ``params``.
+    """The module's loss with its parameters replaced by ``params`` (``from_module``).
+
+    * a tuple batch (x..., y): ``loss(module(x...), y)``;
+    * a dict batch (``{"input_ids": …, "attention_mask": …}``): ``loss(module(**inputs), batch)``,
+      ``inputs`` the batch's entries under ``self.inputs`` (all of them when None); the loss
+      reads its targets and masks from the batch;
+    * ``takes_model``: ``loss(model, batch)`` for any batch, ``model(...)`` the module called
+      with the sampled parameters (``ModuleCall``).
 
     Built with ``torch.func.functional_call``; the module's buffers and frozen parameters
     (``requires_grad=False``) are used as they are (held fixed), or as ``fixed`` holds them cast
@@ -41,27 +61,53 @@ class ModuleLoss:
     """
 
     module: nn.Module
-    loss: Callable[[Tensor, Tensor], Tensor]
+    loss: Callable[..., Tensor]
     fixed: FixedState | None = None
+    inputs: tuple[str, ...] | None = None
+    takes_model: bool = False
 
-    def __call__(self, params: dict[str, Tensor], batch: Sequence[Tensor]) -> Tensor:
+    def __call__(self, params: dict[str, Tensor], batch: Any) -> Tensor:
+        state = params if self.fixed is None else {**self.fixed.values, **params}
+        if self.takes_model:
+            return self.loss(ModuleCall(self.module, state), batch)
         if isinstance(batch, Mapping):
-            raise InvalidInputError(
-                "from_module's loss takes batches as a tuple (x..., y), the module's inputs then "
-                f"the target; the data is a dict (keys {list(batch)[:8]}), and which keys are "
-                "inputs is not known: pass a tuple of tensors, or write loss_fn(params, batch) "
-                "yourself with torch.func.functional_call"
-            )
+            return self.loss(self._call_with(state, self._inputs(batch)), batch)
         if isinstance(batch, Tensor):
             raise InvalidInputError(
                 "from_module's loss takes batches as a tuple (x..., y), the module's inputs then "
-                f"the target; the data is one tensor (a batch of shape {list(batch.shape)}), "
-                "which would be split into its rows: pass (x, y), or write loss_fn(params, batch) "
-                "yourself with torch.func.functional_call"
+                f"the target, or a dict; the data is one tensor (a batch of shape "
+                f"{list(batch.shape)}), which would be split into its rows: pass (x, y), a dict, "
+                "or from_module(module, model_loss=fn) with fn(model, batch)"
             )
         *xs, y = batch
-        state = params if self.fixed is None else {**self.fixed.values, **params}
         return self.loss(functional_call(self.module, state, tuple(xs)), y)
+
+    def _call_with(self, state: Mapping[str, Tensor], kwargs: dict[str, Any]) -> Any:
+        """``module(**kwargs)`` with ``state``; a forward that does not take those keywords
+        named as such (not as a TypeError deep in the module)."""
+        try:
+            return functional_call(self.module, state, (), kwargs)
+        except TypeError as exc:
+            try:
+                inspect.signature(self.module.forward).bind(**kwargs)
+            except TypeError:
+                raise InvalidInputError(
+                    f"the module's forward does not take the dict batch's keys {list(kwargs)} as "
+                    f"keyword arguments ({exc}): pass from_module(..., inputs=[...]) naming the "
+                    "keys it takes, a tuple batch (x..., y), or model_loss=fn(model, batch)"
+                ) from exc
+            raise
+
+    def _inputs(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        """The entries of a dict batch the module is called with (``inputs``; all by default)."""
+        if self.inputs is None:
+            return dict(batch)
+        if missing := [k for k in self.inputs if k not in batch]:
+            raise InvalidInputError(
+                f"from_module's inputs name {missing} but the data's batches have the keys "
+                f"{list(batch)[:16]}"
+            )
+        return {k: batch[k] for k in self.inputs}
 
     def with_fixed_state_on(self, device: torch.device, dtype: torch.dtype) -> ModuleLoss:
         """This loss with the module's fixed state (floating buffers and frozen parameters in
@@ -74,7 +120,8 @@ class ModuleLoss:
         loss = _loss_on(self.loss, device, dtype)
         if not fixed and loss is self.loss:
             return self
-        return ModuleLoss(self.module, loss, FixedState(fixed) if fixed else self.fixed)
+        fixed_state = FixedState(fixed) if fixed else self.fixed
+        return ModuleLoss(self.module, loss, fixed_state, self.inputs, self.takes_model)
 
 
 def _loss_on(
@@ -98,26 +145,49 @@ def _fixed_state(module: nn.Module) -> dict[str, Tensor]:
 
 
 def from_module(
-    module: nn.Module, loss: Callable[[Tensor, Tensor], Tensor]
+    module: nn.Module,
+    loss: Callable[..., Tensor] | None = None,
+    *,
+    model_loss: Callable[[ModuleCall, Any], Tensor] | None = None,
+    inputs: Sequence[str] | None = None,
 ) -> tuple[ModuleLoss, dict[str, Tensor]]:
-    """``(loss_fn, w*)`` for an ``nn.Module``: ``loss_fn(params, (x..., y)) = loss(module(x...), y)``.
+    """``(loss_fn, w*)`` for an ``nn.Module``, the loss given in one of two ways:
+
+    * ``loss(output, target)``: tuple batches (x..., y) give ``loss(module(x...), y)``; dict
+      batches give ``loss(module(**batch), batch)`` (``inputs``: the keys passed to the module,
+      all by default), e.g. ``numeric.causal_lm_loss``;
+    * ``model_loss(model, batch)``: ``model(...)`` runs the module with the sampled parameters,
+      for batches of any form.
 
     ``w*`` is a detached copy of the module's trainable parameters (``requires_grad=True``);
     frozen ones are held fixed with the buffers, as in fine-tuning, where the LLC is that of the
-    trained part. ``loss`` must return the mean over the batch.
+    trained part. The loss must return the mean over the batch's samples.
     """
     if not isinstance(module, nn.Module):
         raise InvalidInputError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-    if not callable(loss):
+    if (loss is None) == (model_loss is None):
         raise InvalidInputError(
-            f"loss must be a function (output, target) -> mean loss, got {loss!r}"
+            "pass one of loss (output, target) -> mean loss and model_loss (model, batch) -> "
+            f"mean loss; got {'neither' if loss is None else 'both'}"
         )
+    fn = loss if model_loss is None else model_loss
+    if not callable(fn):
+        kind = "loss (output, target)" if model_loss is None else "model_loss (model, batch)"
+        raise InvalidInputError(f"{kind.split()[0]} must be a function {kind} -> mean loss")
+    if inputs is not None:
+        if isinstance(inputs, str) or not all(isinstance(k, str) for k in inputs) or not inputs:
+            raise InvalidInputError(
+                f"inputs must be a non-empty list of the dict batch's keys, got {inputs!r}"
+            )
+        if model_loss is not None:
+            raise InvalidInputError("inputs applies to loss(output, batch), not to model_loss")
     params = {k: v.detach().clone() for k, v in module.named_parameters() if v.requires_grad}
     if not params:
         raise InvalidInputError(
             "the module has no trainable parameters (every one has requires_grad=False)"
         )
-    return ModuleLoss(module, loss), params
+    keys = None if inputs is None else tuple(inputs)
+    return ModuleLoss(module, fn, inputs=keys, takes_model=model_loss is not None), params
 
 
 def parameter_aliases(module: nn.Module) -> dict[str, str]:

@@ -20,9 +20,10 @@ from torch.func import vmap
 
 from numeric.backend.memory import activation_bytes, require_memory
 from numeric.errors import InvalidInputError
-from numeric.inputs.data import data_len, draw_indices, non_finite_parts, signature, take, to_device
+from numeric.inputs.data import data_len, draw_indices, non_finite_parts, signature, take
 from numeric.inputs.data_forms import as_data
 from numeric.inputs.flat_params import ParamSpec, flatten_params
+from numeric.inputs.host_data import HostData, place_data
 from numeric.inputs.loss_checks import check_loss, full_grad_at_w_star
 from numeric.inputs.module_loss import ModuleLoss, check_module_params
 from numeric.options import LLCOptions, default_nbeta
@@ -122,7 +123,8 @@ class DataModel:
 
 
 def _row_numbers(data: Any) -> int:
-    """Numbers in one sample of the data (all tensors of a tuple or dict)."""
+    """Numbers in one sample of the data (all tensors of a tuple or dict, held on the host too)."""
+    data = data.data if isinstance(data, HostData) else data
     parts = data.values() if isinstance(data, Mapping) else data
     if isinstance(parts, Tensor):
         parts = (parts,)
@@ -271,7 +273,7 @@ def setup_problem(
             "anchor_every=None or 0, or a smaller batch_size"
         )
     check_memory(opts, w_star, n, bsz, data)
-    data = to_device(data, w_star.device, w_star.dtype)
+    data = place_data(data, w_star.device, w_star.dtype)  # on the host where it would not fit
     if opts.compile and signature(data) is None:
         raise InvalidInputError(
             "compile=True needs data as a tensor or a tuple of tensors (samples on the first axis)"

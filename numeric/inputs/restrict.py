@@ -15,7 +15,8 @@ registered under several names, e.g. an output layer sharing the embedding's wei
 reaches it through another name (an alias), or a predicate true for any of its names, selects
 it by that first name. ``params`` may be the module's ``state_dict()``: its frozen parameters
 and buffers are held at its values and the other names of a tied parameter dropped, never
-selected (``numeric.inputs.entries``).
+selected (``numeric.inputs.entries``). A dict ``{name: bool mask}`` frees only the masked
+elements (``numeric.inputs.element_masks``: one head's rows of a fused q/k/v weight).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 from numeric.errors import InvalidInputError
+from numeric.inputs.element_masks import ElementMasks
 from numeric.inputs.entries import check_tied, parameter_entries
 from numeric.inputs.module_loss import (
     ModuleLoss,
@@ -48,7 +50,9 @@ __all__ = [
     "select_names",
 ]
 
-Selection = str | nn.Module | Callable[[str], bool] | Iterable[str | nn.Module]
+Selection = (
+    str | nn.Module | Callable[[str], bool] | Iterable[str | nn.Module] | Mapping[str, Tensor]
+)
 _LISTED = 24  # parameter names listed in an error message
 
 
@@ -104,9 +108,10 @@ class RestrictedLoss:
         free: Iterable[str] | Mapping[str, Tensor],
         frozen: FrozenParams,
         order: Iterable[str],
+        masks: ElementMasks | None = None,
     ) -> None:
         self.loss_fn, self.free, self.frozen = loss_fn, tuple(free), frozen
-        self.order = tuple(order)
+        self.order, self.masks = tuple(order), masks  # masks: frozen holds their w* whole
         # u*'s shapes where ``free`` gives its tensors (``restrict``), else unchecked
         self.shapes: dict[str, tuple[int, ...]] | None = (
             {n: tuple(v.shape) for n, v in free.items()} if isinstance(free, Mapping) else None
@@ -115,7 +120,7 @@ class RestrictedLoss:
     def check_params(self, params: Mapping[str, Any]) -> None:
         """``params`` name the free parameters u, each with u*'s shape: a frozen name (the full
         w* passed where u* belongs) would override v* and be sampled, voiding the restriction."""
-        if frozen := [k for k in params if k in self.frozen.names]:
+        if frozen := [k for k in params if k in self.frozen.names and k not in self.free]:
             raise InvalidInputError(
                 f"params has {frozen[:8]}, which numeric.restrict froze at w*'s values: a "
                 "restricted loss samples only the selected parameters, so pass u* (the second "
@@ -139,8 +144,10 @@ class RestrictedLoss:
                 )
 
     def __call__(self, params: dict[str, Tensor], batch: Any) -> Tensor:
-        like = params[self.free[0]]
-        full = {**self.frozen.as_dict(like), **params}
+        frozen = self.frozen.as_dict(params[self.free[0]])
+        full = {**frozen, **params}
+        if self.masks is not None:  # masked parameters: u's elements placed into w*'s
+            full.update(self.masks.expand(params, frozen))
         return self.loss_fn({name: full[name] for name in self.order}, batch)
 
     def with_fixed_state_on(self, device: torch.device, dtype: torch.dtype) -> RestrictedLoss:
@@ -150,10 +157,10 @@ class RestrictedLoss:
         inner = cast(device, dtype) if callable(cast) else self.loss_fn
         if inner is self.loss_fn:
             return self
-        return RestrictedLoss(inner, self.free, self.frozen, self.order)
+        return RestrictedLoss(inner, self.free, self.frozen, self.order, self.masks)
 
     def _key(self) -> tuple:
-        return (self.loss_fn, self.free, self.frozen, self.order)
+        return (self.loss_fn, self.free, self.frozen, self.order, self.masks)
 
     def __hash__(self) -> int:
         return hash(self._key())
@@ -187,18 +194,22 @@ def restrict(
         raise InvalidInputError("params must be a non-empty dict of tensors (w*)")
     sampled, aliases = parameter_entries(root_module(loss_fn), params, "params")
     check_tied(params, aliases, "params")
-    names = select_names(select, sampled, loss_fn, params)
+    masks = None
+    if isinstance(select, Mapping):  # element masks: their parameters' w* frozen whole too
+        masks = ElementMasks(select, {name: params[name] for name in sampled})
+    names = frozenset(masks.names) if masks else select_names(select, sampled, loss_fn, params)
     frozen = {}
     for name, value in params.items():
-        if name in names or name in aliases:
+        if (name in names and not masks) or name in aliases:
             continue
         if not isinstance(value, Tensor):
             raise InvalidInputError(f"params[{name!r}] is a {type(value).__name__}, not a tensor")
         cast = dtype if (dtype is not None and value.is_floating_point()) else value.dtype
         frozen[name] = value.detach().to(device=device or value.device, dtype=cast)
-    free = {name: params[name] for name in params if name in names}
+    chosen = masks.free_values(params) if masks else params
+    free = {name: chosen[name] for name in params if name in names}
     order = [name for name in params if name not in aliases]
-    return RestrictedLoss(loss_fn, free, FrozenParams(frozen), order), free
+    return RestrictedLoss(loss_fn, free, FrozenParams(frozen), order, masks), free
 
 
 def select_names(

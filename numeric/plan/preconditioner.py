@@ -22,7 +22,9 @@ each recorded in ``LLCEstimate.config``:
   direction has curvature 1 and ε = O(0.1). Neither is used with ``gradient="minibatch"``: there
   a large ε inflates the temperature of every direction by 1 + ε·nβ²·Var(ĝ)/4, and plain SGLD is
   what that option is for (comparisons with devinterp). ``"hessian"`` forces the dense one (any
-  D: D² memory, D HVPs), ``"lowrank"`` the low-rank one (any D: k·D memory, two [C, D]·[D, k]
+  D whose D×D matrix takes at most ``MAX_DENSE_BYTES`` = 4 GiB and fits the free memory, else
+  refused before any allocation: ``hessian.dense.require_dense_fits``; D² memory, D HVPs),
+  ``"lowrank"`` the low-rank one (any D: k·D memory, two [C, D]·[D, k]
   products a step); ``"none"`` turns them off. Both are fixed positive-definite matrices, so the
   target is unchanged. The dense one scales the directions below the softest relevant one like
   it, except the soft ones (0 < nβh < γ + α) along which the potential is checked quadratic

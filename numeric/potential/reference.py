@@ -102,7 +102,14 @@ def expected_llc(
     prior_precision: float = 0.0,
     num_points: int | None = None,
 ) -> ExpectedLLC:
-    """λ_β for a ``GaussianLinear`` model (closed form) or a potential K in 1–3 D (quadrature)."""
+    """λ_β for a ``GaussianLinear`` model (closed form) or a potential K in 1–3 D (quadrature).
+    ``w_star`` (where the chains are localised) is required and finite, and so are the model's
+    X and y: NaN or inf in any is an ``InvalidInputError`` naming it."""
+    if w_star is None:
+        raise InvalidInputError(
+            "w_star is None: expected_llc needs the point the chains are localised at, a vector "
+            "of numbers (for GaussianLinear e.g. model.minimiser() or the true parameter)"
+        )
     check_real("nbeta", nbeta, low=0, strict=True)
     check_real("gamma", gamma, low=0, strict=False)
     check_real("prior_precision", prior_precision, low=0, strict=False)
@@ -119,6 +126,19 @@ def expected_llc(
     raise InvalidInputError(f"model must be GaussianLinear or a potential K, not {type(model)}")
 
 
+def _w_star_vector(w_star: Any) -> np.ndarray:
+    """``w_star`` as a flat float64 vector of finite numbers (else ``InvalidInputError``)."""
+    try:
+        ws = torch.as_tensor(w_star, dtype=torch.float64).detach().reshape(-1).cpu().numpy()
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InvalidInputError(
+            f"w_star must be a vector of numbers, got {w_star!r:.80}: {exc}"
+        ) from None
+    if not np.all(np.isfinite(ws)):
+        raise InvalidInputError(f"w_star has NaN or inf entries: {ws.tolist()!r:.120}")
+    return ws
+
+
 def _linear(
     m: GaussianLinear, w_star: Any, nbeta: float, gamma: float, alpha: float
 ) -> ExpectedLLC:
@@ -129,7 +149,14 @@ def _linear(
             f"GaussianLinear needs X [n, d] and y [n], got {tuple(X.shape)}, {tuple(y.shape)}"
         )
     n, d = X.shape
-    ws = torch.as_tensor(w_star, dtype=torch.float64).reshape(-1)
+    for name, t in (("X", X), ("y", y)):
+        if not bool(torch.isfinite(t).all()):
+            bad = int((~torch.isfinite(t)).sum())
+            raise InvalidInputError(
+                f"GaussianLinear's {name} has {bad} NaN or inf entries: λ_β (and the least-squares"
+                " ŵ it needs) is not defined; drop or impute those samples"
+            )
+    ws = torch.as_tensor(_w_star_vector(w_star), dtype=torch.float64, device=X.device)
     if ws.numel() != d:
         raise InvalidInputError(f"w_star has {ws.numel()} entries, X has {d} columns")
     H = 2 * m.loss_scale * X.T @ X / n
@@ -158,12 +185,7 @@ def _potential(
     alpha: float,
     num_points: int | None,
 ) -> ExpectedLLC:
-    try:
-        ws = np.asarray(torch.as_tensor(w_star, dtype=torch.float64).reshape(-1))
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise InvalidInputError(
-            f"w_star must be a vector of numbers, got {w_star!r}: {exc}"
-        ) from None
+    ws = _w_star_vector(w_star)
     d = ws.size
     if not 1 <= d <= 3:
         raise InvalidInputError(f"quadrature supports 1–3 parameters, got {d}")
@@ -172,8 +194,6 @@ def _potential(
             f"num_points = {num_points} in {d} dimensions is {num_points**d:.3g} grid points, "
             f"more than {MAX_GRID_POINTS:.0e}"
         )
-    if not np.all(np.isfinite(ws)):
-        raise InvalidInputError("w_star is not finite")
     npts = num_points or {1: 4001, 2: 1001, 3: 161}[d]
     k_star = float(check_potential(K, torch.as_tensor(ws)))
     # Box half-width R: where the localisation/prior alone gives U ≥ 60; else grow until K does.

@@ -19,6 +19,7 @@ from numeric.findings.checks import (
 )
 from numeric.findings.standard import ChainSummary
 from numeric.options import SamplerOptions
+from numeric.provenance import provenance_block
 from numeric.stats.chain_stats import FullDataLLC
 from numeric.types import Draws, Finding, Warmup
 
@@ -155,17 +156,31 @@ class LLCEstimate:
     # Where it found a significant bias, mean, stderr, std and per_chain are the extrapolation's
     step_check: StepCheck | None = None
     linear_coefficient: float = 0.0  # ĉ of numeric.stats.observable (0: ℓ not recorded)
+    # the options' observables at the full-loss evaluations, name → [chain, draw, ...]
+    # (``numeric.draws.observables``; {} where none was asked for)
+    observables: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    # [C] bool: the chains λ̂ averages (False: diverged and dropped); None where not recorded
+    alive: np.ndarray | None = None
 
     @property
     def delta_trace(self) -> np.ndarray:
         """L_B(w_t) − R_t [chain, draw]."""
         return self.loss_trace - self.ref_loss_trace
 
+    def to_inference_data(self) -> Any:
+        """An ``arviz.InferenceData``: posterior ``loss`` and ``llc`` = nβ·(L_B(w_t) − R_t) per
+        draw (and the observables), ``sample_stats`` R_t, the settings as attrs; diverged chains
+        left out (``numeric.result.inference_data``; needs ``pip install 'slt-check[arviz]'``)."""
+        from numeric.result.inference_data import to_inference_data
+
+        return to_inference_data(self)
+
     def to_dict(self, *, traces: bool = False) -> dict[str, Any]:
         """Plain data (``json.dumps``-able; NaN stays a float NaN): every scalar field, the
         per-chain values, the config and the findings as dicts; the [chain, draw] traces (and
-        the full-data loss trace) only with ``traces=True``."""
-        skip = () if traces else ("loss_trace", "ref_loss_trace")
+        the full-data loss trace and the observables) only with ``traces=True``; ``provenance``: the versions, the
+        source commit and the run's device, dtype and seed (``numeric.provenance``)."""
+        skip = () if traces else ("loss_trace", "ref_loss_trace", "observables")
         out = {
             f.name: to_plain(getattr(self, f.name))
             for f in dataclasses.fields(self)
@@ -173,6 +188,8 @@ class LLCEstimate:
         }
         if self.full_data is not None and not traces:
             out["full_data"].pop("loss_trace")
+        c = self.config
+        out["provenance"] = provenance_block(device=c.device, dtype=c.dtype, seed=c.seed)
         return out
 
     def __str__(self) -> str:
@@ -210,6 +227,7 @@ def make_estimate(
     slow_rhat: float = float("nan"),
     minibatch_inflation: float = float("nan"),
     step_check: StepCheck | None = None,
+    observables: dict[str, np.ndarray] | None = None,
 ) -> LLCEstimate:
     """The ``LLCEstimate`` of a run; WBIC = n·(L_n(w*) + mean ΔL) at the WBIC temperature."""
     st = summary.stats
@@ -238,6 +256,8 @@ def make_estimate(
         minibatch_inflation=minibatch_inflation,
         step_check=step_check,
         linear_coefficient=summary.linear_coefficient,
+        observables=dict(observables or {}),
+        alive=np.asarray(summary.alive, dtype=bool).copy(),
     )
 
 

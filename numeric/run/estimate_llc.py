@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -114,6 +114,8 @@ def estimate_llc(
     rtol: float = DEFAULT_RTOL,
     target_stderr: float | None = None,
     time_budget: float | None = None,
+    observables: Any = None,
+    callback: Callable[[Any], Any] | None = None,
     target: Target | None = None,
     sampler: Sampler | None = None,
     budget: Budget | None = None,
@@ -212,7 +214,15 @@ def estimate_llc(
     λ̂(ε/2), λ̂ at ε after the check, the bias b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches
     at ε either side of the check) and the extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard
     errors (and λ̂ at ε did not drift across the check) it is the estimate, and ``step_size_bias``
-    says so (``draws.step_check``)."""
+    says so (``draws.step_check``).
+
+    ``observables`` (name → function of the positions [C, D] returning [C, ...], or a sequence of
+    named built-ins: ``numeric.per_sample_losses()``, ``numeric.positions(max_draws)``) are
+    evaluated at each full-loss evaluation of the draws and kept in ``LLCEstimate.observables``
+    as [chain, draw, ...]; they draw no random numbers, so the chains are the same bits with and
+    without them (``numeric.waic``, ``numeric.susceptibility``; docs/how-to/observables.md).
+    ``callback(event)`` is called once per block of draws with a ``numeric.DrawsEvent``
+    (``numeric.JsonLinesLogger`` writes them to a file)."""
     keywords = dict(
         nbeta=nbeta, gamma=gamma, prior_precision=prior_precision, step_size=step_size,
         num_chains=num_chains, num_draws=num_draws, num_burnin=num_burnin, seed=seed,
@@ -221,6 +231,7 @@ def estimate_llc(
         integrator=integrator, friction=friction, preconditioner=preconditioner,
         full_loss_every=full_loss_every, anchor_every=anchor_every, compile=compile,
         step_check=step_check, rtol=rtol, target_stderr=target_stderr, time_budget=time_budget,
+        observables=observables, callback=callback,
     )  # fmt: skip
     groups = dict(target=target, sampler=sampler, budget=budget, checks=checks, runtime=runtime)
     opts = LLCOptions(**apply_groups(keywords, groups, caller="estimate_llc"))

@@ -10,6 +10,7 @@ from torch import Tensor
 
 from numeric.budget import Clock, Stopped
 from numeric.draws.burn_in_extension import draw_until_settled, retuner
+from numeric.draws.observables import bind_observables
 from numeric.draws.sample import sample
 from numeric.draws.step_check import run_check
 from numeric.inputs.problem import Problem
@@ -56,6 +57,7 @@ class Run:
         self.chains = start_chains(problem, plan, opts, kern, gen, clock)
         self.probes = DataProbes(problem, plan, kern, self.chains, gen, opts.step_scale, opts.seed)
         self.gen = gen
+        self.observables = bind_observables(opts.observables, problem, opts.num_chains)
 
     @property
     def plan(self) -> LLCPlan:
@@ -115,6 +117,7 @@ class Run:
             lambda w: sample(
                 chains, plan, opts, w, problem.n, problem.batch_size,
                 problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
+                self.observables,
             ),
             warm, automatic=opts.num_burnin is None, alive=lambda: chains.alive.cpu().numpy(),
             steps_done=lambda: chains.steps_done,

@@ -99,4 +99,5 @@ def summarise(
         slow_rhat=slow_rhat,
         minibatch_inflation=drawn.inflation,
         step_check=checked,
+        observables=drawn.observables,
     )

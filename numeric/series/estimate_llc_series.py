@@ -35,6 +35,7 @@ from torch import Tensor
 from numeric.errors import InvalidInputError, NumericError
 from numeric.inputs.data import to_device
 from numeric.inputs.data_forms import as_data
+from numeric.inputs.element_masks import ElementMasks
 from numeric.inputs.entries import check_tied, parameter_entries, require_running_statistics
 from numeric.inputs.problem import LossFn
 from numeric.inputs.restrict import (
@@ -80,8 +81,8 @@ def estimate_llc_series(
     them, ``Checkpoint``\ s, or a ``CheckpointRecorder`` filled by the training loop. Every
     checkpoint has the same names and shapes. With a loss from ``from_module`` each name is a
     parameter or a buffer of the module, and every parameter is present. ``select``: estimate the
-    weight-restricted LLC over these parameters only (``numeric.restrict``), the others frozen at
-    each checkpoint's values. ``options`` are ``estimate_llc``'s (``num_chains``, ``gamma``,
+    weight-restricted LLC over these parameters only (``numeric.restrict``, element masks
+    ``{name: mask}`` included), the others frozen at each checkpoint's values. ``options`` are ``estimate_llc``'s (``num_chains``, ``gamma``,
     ``compile``, ``device``, …); checkpoint k is estimated with seed ``seed + k``.
 
     ``on_error="record"``: a checkpoint whose estimate raises a ``NumericError`` (a divergence, a
@@ -138,6 +139,7 @@ class SeriesTask:
     seed: int
     on_error: OnError
     order: tuple[str, ...] = ()  # free and frozen names in the checkpoints' order (no aliases)
+    masks: ElementMasks | None = None  # select's element masks (their names free and frozen)
     _loss: LossFn | None = None  # the loss the estimates use (set by the first run)
     _prepared: bool = False
 
@@ -167,11 +169,17 @@ class SeriesTask:
             require_running_statistics(module, tuple(first), where)
         for cp in cps:
             check_tied(cp.params, aliases, f"checkpoint {cp.label!r}")
-        chosen = params if select is None else select_names(select, params, loss_fn, first)
+        masks = None
+        if isinstance(select, Mapping):  # element masks: each checkpoint's w* around u
+            masks = ElementMasks(select, {n: first[n] for n in params})
+            chosen = frozenset(masks.names)
+        else:
+            chosen = params if select is None else select_names(select, params, loss_fn, first)
         free = tuple(n for n in first if n in chosen)
-        frozen = tuple(n for n in first if n not in chosen and n not in aliases)
+        held = () if masks is None else masks.names
+        frozen = tuple(n for n in first if (n not in chosen or n in held) and n not in aliases)
         order = tuple(n for n in first if n not in aliases)
-        return cls(loss_fn, free, frozen, data, dict(options), seed, on_error, order)
+        return cls(loss_fn, free, frozen, data, dict(options), seed, on_error, order, masks)
 
     def seed_of(self, k: int) -> int:
         """The seed of checkpoint k: ``seed + k``."""
@@ -187,6 +195,8 @@ class SeriesTask:
     def run(self, k: int, cp: Checkpoint) -> Outcome:
         """Checkpoint k's estimate (or, with ``on_error="record"``, its error message)."""
         free = {n: cp.params[n] for n in self.free}
+        if self.masks is not None:
+            free = self.masks.free_values(free)
         self.prepare(free[self.free[0]])
         loss = self._loss_at(cp)
         try:
@@ -211,7 +221,7 @@ class SeriesTask:
             placed = {n: _placed(v, device, dtype) for n, v in values.items()}
             frozen = _SeriesFrozen(placed)
             order = self.order or tuple(cp.params)
-            self._loss = RestrictedLoss(self.loss_fn, self.free, frozen, order)
+            self._loss = RestrictedLoss(self.loss_fn, self.free, frozen, order, self.masks)
         else:
             assert isinstance(self._loss, RestrictedLoss)
             self._loss.frozen.assign(values)

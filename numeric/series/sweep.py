@@ -73,8 +73,25 @@ def temperature_sweep(
     if len(set(nb)) < 2 or any(not (math.isfinite(x) and x > 1) for x in nb):
         raise InvalidInputError("nbetas needs at least two distinct values > 1")
     seed = as_seeds(seed, len(nb))  # every seed + j, before the first estimate runs
-    ests = tuple(estimator(*args, nbeta=x, seed=seed + j, **kwargs) for j, x in enumerate(nb))
+    ests = tuple(
+        _checked_estimate(estimator, estimator(*args, nbeta=x, seed=seed + j, **kwargs), x)
+        for j, x in enumerate(nb)
+    )
     return regress(nb, ests)
+
+
+def _checked_estimate(estimator: Any, est: Any, nbeta: float) -> LLCEstimate:
+    """``est`` if it is an ``LLCEstimate`` (the regression reads its mean and stderr), else an
+    ``InvalidInputError`` naming what came back, raised at the first nβ."""
+    if isinstance(est, LLCEstimate):
+        return est
+    name = getattr(estimator, "__qualname__", type(estimator).__name__)
+    raise InvalidInputError(
+        f"temperature_sweep needs an estimator that returns an LLCEstimate (its mean and stderr "
+        f"are regressed on 1/log nβ), but {name} returned {type(est).__name__} {est!r:.60} at "
+        f"nβ = {nbeta:g}: pass numeric.estimate_llc or numeric.estimate_llc_potential, or wrap "
+        "yours to return their result"
+    )
 
 
 _USAGE = (

@@ -6,6 +6,16 @@
 * ``direction_ess`` / ``direction_rhat``: the worst over several observables [chain, draw, k].
 * ``rhat_limit``: the R-hat above which m chains are said not to mix, given R-hat's own noise.
 
+Against ArviZ (0.23; tests/test_numeric_arviz.py): ``ess`` is ``az.ess(x, method="mean")``, the
+ESS of the mean on the raw values, not ArviZ's default rank-normalised ``"bulk"`` ESS (the two part
+ways on heavy-tailed traces: 1,283 against 183 on exp(2·AR(1))). They differ only where ArviZ adds
+one more ρ̂ past the truncation lag, or stops its sum 3 lags before a short chain's end: most
+often equal to the last bit; on AR(1) traces, 16 chains × 4,000 draws with ρ ∈ [0, 0.9], within
+2%; 4 chains × 100 draws at ρ = 0.97 up to 7%; antithetic chains (ρ < 0) up to 26%.
+``split_rhat`` is ``az.rhat(x, method="rank")`` (the R-hat of ``az.summary``) to rounding, not the
+classic ``"split"`` R-hat on raw values; with one chain ArviZ gives nan, this the R-hat of its two
+halves.
+
 Messages about a run (``Finding``) are built from these numbers in ``numeric.findings.checks``.
 """
 
@@ -160,7 +170,9 @@ def per_chain_ess(x: np.ndarray) -> np.ndarray:
 
 def ess(x: np.ndarray) -> float:
     """Effective sample size of the mean of ``x`` [chain, draw], split chains (Stan's ess;
-    chains of 4–7 draws unsplit, since halves of fewer than 4 draws have no autocorrelation)."""
+    chains of 4–7 draws unsplit, since halves of fewer than 4 draws have no autocorrelation):
+    ESS = C·T/τ, τ = −1 + 2·Σ_k P_k (``_geyer_tau``). ArviZ's ``az.ess(x, method="mean")``, not
+    its rank-normalised bulk ESS (module docstring)."""
     x = _as_2d(x)
     if x.shape[1] < 4:
         return float("nan")
@@ -229,7 +241,9 @@ def _normal_scores(ranks: np.ndarray) -> np.ndarray:
 
 
 def split_rhat(x: np.ndarray) -> float:
-    """Rank-normalised split R-hat over [chain, draw] (max of bulk and folded-tail R-hat)."""
+    """Rank-normalised split R-hat over [chain, draw] (max of bulk and folded-tail R-hat):
+    √(((T−1)/T·W + B/T)/W) of the split chains' normal scores, Vehtari et al. 2021; ArviZ's
+    ``az.rhat(x, method="rank")``."""
     x = _as_2d(x)
     if x.shape[1] < 4:
         return float("nan")
