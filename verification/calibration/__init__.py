@@ -4,9 +4,11 @@
 λ with its finite-n shift and that shift's uncertainty); ``calibrate(estimator, cases)`` runs an
 estimator on them and returns a ``CalibrationReport``: each estimate's z against its target, the
 confusion matrix of error findings against correct and wrong estimates, every finding code's
-firing rates, coverage and wall times.
+firing rates, coverage and wall times. ``paper_sgld_estimator`` (the paper procedure) and
+``devinterp_estimator`` (devinterp 1.3.2) score other estimators on the same cases.
 """
 
+from .adapters import devinterp_estimator, paper_sgld_estimator
 from .cases import BatteryCase, Built, Target, battery
 from .report import CalibrationRecord, CalibrationReport
 from .run import calibrate, default_estimator
@@ -20,4 +22,6 @@ __all__ = [
     "battery",
     "calibrate",
     "default_estimator",
+    "devinterp_estimator",
+    "paper_sgld_estimator",
 ]

@@ -19,14 +19,16 @@ false-alarm rate = false alarms / correct, miss rate = missed / wrong (NaN when 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from numeric.findings.codes import PREMISE_CODES
+from numeric.provenance import provenance_block
 
 from .._validate import check_real, check_type
 
-__all__ = ["CalibrationRecord", "CalibrationReport", "CodeRate", "Confusion"]
+__all__ = ["Accuracy", "CalibrationRecord", "CalibrationReport", "CodeRate", "Confusion"]
 
 COVERAGE_LEVELS = (1, 2, 3)
 
@@ -187,6 +189,42 @@ def _sigma(x: float) -> str:
     return "0" if x == 0 else (f"{x:.3f}" if x >= 0.001 else f"{x:.1e}")
 
 
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else math.nan
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Over a report's records: how many ran, had a z, failed; the mean bias λ̂ − target (and
+    relative to |target|), mean and median |z|, the share with |z| ≤ 2 (95% for honest error
+    bars and a Gaussian z) and the median wall time per run."""
+
+    runs: int
+    with_z: int
+    failed: int
+    mean_bias: float
+    mean_rel_bias: float
+    mean_abs_z: float
+    median_abs_z: float
+    coverage_2: float
+    median_seconds: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: v if isinstance(v, int) else _plain(v) for k, v in asdict(self).items()}
+
+    def line(self) -> str:
+        return (
+            f"mean bias {_fmt(self.mean_bias)} ({_fmt(100 * self.mean_rel_bias, 1)}%), "
+            f"|z| mean {_fmt(self.mean_abs_z, 2)}, median {_fmt(self.median_abs_z, 2)}, "
+            f"|z| ≤ 2: {_fmt(self.coverage_2, 2)} of {self.with_z}; "
+            f"median {_fmt(self.median_seconds, 1)} s a run, {self.failed} failed"
+        )
+
+
 @dataclass(frozen=True)
 class CalibrationReport:
     """The records of a calibration run and the ``band`` |z| ≤ band that made them correct."""
@@ -228,6 +266,23 @@ class CalibrationReport:
         zs = [abs(r.z) for r in self.records if math.isfinite(r.z)]
         return {k: _ratio(sum(z <= k for z in zs), len(zs)) for k in COVERAGE_LEVELS}
 
+    def accuracy(self) -> Accuracy:
+        """Bias, |z| and cost over the records (bias and |z| over those with a finite z)."""
+        fin = [r for r in self.records if math.isfinite(r.z)]
+        rel = [r.rel_error for r in fin if math.isfinite(r.rel_error)]
+        zs = [abs(r.z) for r in fin]
+        return Accuracy(
+            runs=len(self.records),
+            with_z=len(fin),
+            failed=sum(bool(r.failure) for r in self.records),
+            mean_bias=_mean([r.estimate - r.target for r in fin]),
+            mean_rel_bias=_mean(rel),
+            mean_abs_z=_mean(zs),
+            median_abs_z=_median(zs),
+            coverage_2=_ratio(sum(z <= 2 for z in zs), len(zs)),
+            median_seconds=_median([r.seconds for r in self.records]),
+        )
+
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> CalibrationReport:
         """The report a ``to_dict()`` (a benchmark's JSON) was made from: every record rebuilt
@@ -261,12 +316,16 @@ class CalibrationReport:
         return cls(tuple(records), band)
 
     def to_dict(self) -> dict[str, object]:
+        """Plain data: band, confusion, coverage, code rates, records and ``provenance`` (the
+        versions and source commit; each record holds its own seed)."""
         return {
             "band": self.band,
             "confusion": self.confusion().to_dict(),
             "coverage": {str(k): _plain(v) for k, v in self.coverage().items()},
+            "accuracy": self.accuracy().to_dict(),
             "code_rates": [c.to_dict() for c in self.code_rates()],
             "records": [r.to_dict() for r in self.records],
+            "provenance": provenance_block(),
         }
 
     def table(self) -> str:
@@ -285,6 +344,8 @@ class CalibrationReport:
             f"miss rate {_fmt(c.miss_rate, 2)} |",
             "",
             "coverage: " + ", ".join(f"|z| ≤ {k}: {_fmt(v, 2)}" for k, v in cov.items()),
+            "",
+            self.accuracy().line(),
             "",
             "| finding | severity | on correct | on wrong | precision |",
             "|---|---|---|---|---|",

@@ -65,7 +65,16 @@ def run_case(estimator: Estimator, case: BatteryCase, seed: int, band: float) ->
             findings=[(type(exc).__name__, "error")], seconds=time.perf_counter() - t0,
             band=band, failure=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
         )  # fmt: skip
-    target = case.target(built, float(est.nbeta), float(est.config.gamma))
+    try:
+        target = case.target(built, float(est.nbeta), float(est.config.gamma))
+    except Exception as exc:  # no target at the estimate's settings (γ = 0 on a flat valley)
+        return CalibrationRecord.make(
+            **common, seed=seed, estimate=est.mean, stderr=est.stderr, target=math.nan,
+            target_sigma=math.nan, findings=[(f.code, f.severity) for f in est.diagnostics],
+            seconds=time.perf_counter() - t0, band=band,
+            failure=f"no target at nβ = {float(est.nbeta):.4g}, γ = {float(est.config.gamma):g}: "
+            + (str(exc).splitlines()[0] if str(exc) else type(exc).__name__),
+        )  # fmt: skip
     return CalibrationRecord.make(
         **common,
         seed=seed,
