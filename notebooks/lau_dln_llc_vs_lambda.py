@@ -75,6 +75,27 @@ cols = [
 ]
 print(table[cols].to_string(float_format=lambda v: f"{v:.3g}"))
 
+# %% [markdown]
+# ## The local λ at the trained point (issue 64)
+#
+# Aoyagi's λ is the *global* one, attained at the most singular points; a trained network sits
+# at its own factorisation, whose local λ (`rlct.dln_local_lambda`) is decided by the ranks of
+# its partial products. The trained weights are floats, so those ranks are a **numerical
+# decision** (σ > 10⁻⁶·σ_max for each product, `verification.experiments.local_rank`), not an
+# exact computation: `gap` is the smallest kept σ over the largest dropped one (inf: nothing
+# dropped), and where the products' decisions contradict each other (no gap) no λ is given.
+
+# %%
+for p in result.points:
+    if p.local is not None:
+        lr = p.local
+        print(
+            f"{'-'.join(map(str, p.teacher.widths))} (r = {p.teacher.rank}): global λ "
+            f"{p.teacher.lam}, λ̂ {p.estimate.llc:.3g}; local λ at the trained point "
+            f"{lr.lam_exact} (layer ranks {lr.layer_ranks}, product rank {lr.product_rank}, "
+            f"gap {lr.gap:.3g}, smallest kept σ/σ_max {lr.smallest_kept:.2g})"
+        )
+
 # %%
 fig, ax = plt.subplots(figsize=(5, 4.5))
 for where, marker in (("true", "o"), ("trained", "s")):

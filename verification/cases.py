@@ -108,3 +108,73 @@ class QuadraticCase:
     def exact(self, search_seconds: float = 10.0) -> RLCT:
         """λ at the teacher (``search_seconds``: the exact layer's limit at a rank drop)."""
         return rlct.quadratic_llc(self.W, self.V, self.X, search_seconds=search_seconds)
+
+
+@dataclass(frozen=True)
+class FactorisedCase:
+    """A linear network at the factorisation ``layers`` = (W_1, …, W_L) (input first, integer
+    matrices, W_k of shape h_k × h_(k−1)) of its true map W* = W_L⋯W_1: a point of the zero set,
+    not only the origin. Its local λ (``exact``: ``rlct.rrr_local_lambda`` for L = 2,
+    ``rlct.dln_local_lambda`` otherwise) can exceed the global one (``global_exact``: Aoyagi's
+    at rank W*). ``label`` says how the point was chosen (an inactive unit, ...)."""
+
+    layers: tuple[tuple[tuple[int, ...], ...], ...]
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        from .errors import InvalidArgumentError, InvalidTypeError
+
+        if not self.layers or any(not w or not w[0] for w in self.layers):
+            raise InvalidArgumentError("layers must be non-empty integer matrices")
+        for k, w in enumerate(self.layers):
+            if any(len(row) != len(w[0]) for row in w):
+                raise InvalidArgumentError(f"layers[{k}] has rows of different lengths")
+            if not all(type(x) is int for row in w for x in row):
+                raise InvalidTypeError(f"layers[{k}] must hold Python ints (exact products)")
+            if k and len(w[0]) != len(self.layers[k - 1]):
+                raise InvalidArgumentError(
+                    f"layers[{k}] has {len(w[0])} columns, layers[{k - 1}] {len(self.layers[k - 1])}"
+                    " rows (layers are listed input first)"
+                )
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return (len(self.layers[0][0]), *(len(w) for w in self.layers))
+
+    def _matrices(self) -> list[sp.Matrix]:
+        return [sp.Matrix(w) for w in self.layers]
+
+    @property
+    def true_map(self) -> sp.Matrix:
+        out = sp.Matrix(self.layers[0])
+        for w in self.layers[1:]:
+            out = sp.Matrix(w) * out
+        return out
+
+    @property
+    def r(self) -> int:
+        return int(self.true_map.rank())
+
+    @property
+    def layer_ranks(self) -> tuple[int, ...]:
+        return tuple(int(m.rank()) for m in self._matrices())
+
+    @property
+    def name(self) -> str:
+        ranks = ",".join(map(str, self.layer_ranks))
+        if len(self.layers) == 2:
+            M, H, N = self.widths
+            base = f"rrr(M={M},N={N},H={H},r={self.r}) at rank A, B = {ranks}"
+        else:
+            base = f"dln({'-'.join(map(str, self.widths))},r={self.r}) at layer ranks {ranks}"
+        return f"{base} ({self.label})" if self.label else base
+
+    def exact(self) -> RLCT:
+        """The local λ and m at this factorisation (docs/exact/local.md)."""
+        if len(self.layers) == 2:
+            return rlct.rrr_local_lambda(*self.layers)
+        return rlct.dln_local_lambda(list(self.layers))
+
+    def global_exact(self) -> RLCT:
+        """λ and m at the origin of the same network and rank (the global ones)."""
+        return rlct.deep_linear_network(list(self.widths), self.r)

@@ -29,9 +29,10 @@ from ._validate import (
     check_settings,
     check_type,
 )
-from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
+from .cases import DLNCase, FactorisedCase, PotentialCase, QuadraticCase, RRRCase
 from .decision import CrossCheck, DecisionRule, LaplaceReference, decide, refuse
 from .errors import InvalidArgumentError, InvalidTypeError
+from .factorisations import report_points
 from .models import (
     RegressionProblem,
     linear_network_min_loss,
@@ -358,6 +359,7 @@ def catalogue(quick: bool = False) -> list[Entry]:
         _quadratic_entry(_quadratic_case(4, 2, 3, 2, modular=False), reps=250),
         _quadratic_entry(_quadratic_case(6, 3, 4, 3, modular=True), reps=1112),
     ]
+    entries += [_regression_entry(c, "network away from the origin") for c in report_points()]
     return entries
 
 
@@ -389,7 +391,7 @@ def crosscheck(
     if isinstance(case, PotentialCase):
         polynomial_potential(case.K, case.variables)  # K and its variables, before exact work
         return _run_potential(case, s, seed)
-    if isinstance(case, RRRCase | DLNCase):
+    if isinstance(case, RRRCase | DLNCase | FactorisedCase):
         return _run_regression(case, s, seed)
     raise InvalidTypeError(
         f"case must be a PotentialCase, RRRCase, DLNCase or QuadraticCase, got {type(case).__name__}"

@@ -17,7 +17,7 @@ from torch import Tensor
 from numeric.backend.linalg import least_squares, one_thread
 
 from ._validate import check_data_size
-from .cases import DLNCase, PotentialCase, RRRCase
+from .cases import DLNCase, FactorisedCase, PotentialCase, RRRCase
 from .errors import InvalidArgumentError, InvalidTypeError
 
 __all__ = [
@@ -108,12 +108,14 @@ def regression_exponents(case: PotentialCase) -> list[int]:
 
 
 def regression_problem(
-    case: RRRCase | DLNCase | PotentialCase, n: int, generator: torch.Generator
+    case: RRRCase | DLNCase | FactorisedCase | PotentialCase, n: int, generator: torch.Generator
 ) -> RegressionProblem:
     """Data from the case's true model with unit Gaussian noise; w* at the most singular point.
 
     Linear networks: the true map has rank r and w* factors it with zero blocks beyond rank r
-    (at r = 0, w* = 0). Normal crossing: y = x·Π w_j^(k_j) + noise with w* = 0.
+    (at r = 0, w* = 0); a ``FactorisedCase`` has w* = its layers (parameters W0, W1, … in
+    input-first order, as ``rlct.dln_local_lambda`` lists them) and true map their product.
+    Normal crossing: y = x·Π w_j^(k_j) + noise with w* = 0.
     """
     g = generator
     if isinstance(case, PotentialCase):
@@ -132,12 +134,16 @@ def regression_problem(
         shapes = list(itertools.pairwise(widths))
         # refused before anything is allocated: data [n, in + out] and the weights
         check_data_size(case.name, n, widths[0] + widths[-1], sum(a * b for a, b in shapes))
-        r = case.r
         params = {}
-        for i, (a, b) in enumerate(shapes):
-            W = torch.zeros(b, a, dtype=torch.float64)
-            W[:r, :r] = torch.eye(r, dtype=torch.float64) if r else W[:r, :r]
-            params[f"W{i}"] = W
+        if isinstance(case, FactorisedCase):  # w* = the case's factorisation, layers input first
+            for i, layer in enumerate(case.layers):
+                params[f"W{i}"] = torch.tensor(layer, dtype=torch.float64)
+        else:
+            r = case.r
+            for i, (a, b) in enumerate(shapes):
+                W = torch.zeros(b, a, dtype=torch.float64)
+                W[:r, :r] = torch.eye(r, dtype=torch.float64) if r else W[:r, :r]
+                params[f"W{i}"] = W
 
         def f(p: dict[str, Tensor], x: Tensor) -> Tensor:
             return _chain_forward([p[f"W{i}"] for i in range(len(widths) - 1)], x)

@@ -28,7 +28,8 @@ import rlct
 from rlct.quadratic.point import MAX_JACOBIAN_ENTRIES
 
 from ._validate import OPTIONAL_BOOL, checked
-from .cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
+from .cases import DLNCase, FactorisedCase, PotentialCase, QuadraticCase, RRRCase
+from .factorisations import chain, disguise, widths_of
 from .wrong_calls import BadInput, bad_estimator, bad_normal_crossing, bad_polynomial, bad_rrr
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "degenerate_polynomials",
     "diffeomorphic_polynomials",
     "dln_cases",
+    "factorised_networks",
     "newton_polynomials",
     "normal_crossing_cases",
     "quadratic_cases",
@@ -248,6 +250,29 @@ def dln_cases(draw, max_layers: int = 4, max_width: int = 6):
     widths = tuple(draw(st.lists(st.integers(1, max_width), min_size=2, max_size=max_layers + 1)))
     r = draw(st.integers(0, min(widths)))
     return DLNCase(widths, r)
+
+
+@checked(max_layers=(2, 6), max_width=(1, 12))
+@st.composite
+def factorised_networks(draw, max_layers: int = 3, max_width: int = 3):
+    """(case, exact): a linear network at a factorisation (W_1, …, W_L) of its true map, not only
+    the origin, with its local λ from the closed form (``FactorisedCase.exact``; draws where it
+    gives only bounds are rejected). The point is a sum of intervals of the chain
+    (:mod:`verification.factorisations`: W* of rank #[0, L], a dead unit [k, k], a layer of lower
+    rank where intervals end), drawn with every width in 1..``max_width``, then moved by
+    unimodular integer changes of basis: integer layers, exact products, K(w*) = 0 exactly."""
+    L = draw(st.integers(2, max_layers))
+    pairs = [(a, b) for a in range(L + 1) for b in range(a, L + 1)]
+    intervals: list[tuple[int, int]] = []
+    for iv in draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=3 * max_width)):
+        if max(widths_of([*intervals, iv], L)) <= max_width:
+            intervals.append(iv)
+    intervals += [(k, k) for k, h in enumerate(widths_of(intervals, L)) if h == 0]
+    seed = draw(st.integers(0, 2**16))
+    case = FactorisedCase(disguise(chain(intervals, L), seed))
+    exact = case.exact()
+    assume(exact.exact)
+    return case, exact
 
 
 @checked(estimator=bool)

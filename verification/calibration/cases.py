@@ -18,7 +18,12 @@ And **settings that mislead**: runs a user could ask for (20 + 50 steps at a sad
 plain minibatch gradients at nβ = 10⁵, Euler at a large fixed step, float32 with an offset inside
 the loss) whose estimates are off by design.
 
-``battery("fast")`` is a subset of eight cases of at most ten parameters.
+And **linear networks away from the origin** (issue 64): 25 reduced-rank regressions and deep
+linear networks at factorisations of W* with chosen ranks of the layers
+(``verification.factorisations.network_points``), the same shifted target with the *local* λ of
+``rlct.dln_local_lambda`` / ``rrr_local_lambda`` in place of Aoyagi's global one.
+
+``battery("fast")`` is a subset of ten cases of at most ten parameters.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from typing import Literal
 import sympy as sp
 
 from .._validate import check_type
-from ..cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
+from ..cases import DLNCase, FactorisedCase, PotentialCase, QuadraticCase, RRRCase
 from ..crosschecks import _CUSP, _LINES, _nc, _poly, _quadratic_case
 from ..errors import InvalidArgumentError
+from ..factorisations import network_points
 from . import models as bm
 from .models import Built, Target
 
@@ -120,7 +126,7 @@ def _linear_cases() -> list[BatteryCase]:
     return cases
 
 
-def _network(case: RRRCase | DLNCase, family: str, n: int = N) -> BatteryCase:
+def _network(case: RRRCase | DLNCase | FactorisedCase, family: str, n: int = N) -> BatteryCase:
     widths = case.widths
     dim = sum(a * b for a, b in itertools.pairwise(widths))
     build = partial(bm.build_network, case=case, n=n)
@@ -249,11 +255,13 @@ FAST = (
     "Newton K = x⁴ + y⁶",
     "degenerate K = (y − x³)² + x⁸",
     "two basins: K = x²(x − 1)² − x³/2000 (deeper far basin)",
+    "rrr(M=2,N=2,H=2,r=1) at rank A, B = 1,1 (inactive unit)",
+    "rrr(M=2,N=3,H=2,r=1) at rank A, B = 2,1 (A surjective)",
 )
 
 
 def battery(size: str = "full") -> list[BatteryCase]:
-    """The battery: ``"full"`` (63 cases, three of them ``large``) or ``"fast"`` (eight cases of
+    """The battery: ``"full"`` (88 cases, three of them ``large``) or ``"fast"`` (ten cases of
     at most ten parameters, for tests)."""
     check_type("size", size, str)
     if size not in ("full", "fast"):
@@ -267,6 +275,7 @@ def battery(size: str = "full") -> list[BatteryCase]:
         _quadratic(4, 2, 3, 2, False, 250),
     ]
     cases += _potential_cases() + _two_basin_cases() + _user_settings_cases()
+    cases += [_network(c, f"{c.name[:3].upper()} away from the origin") for c in network_points()]
     if size == "fast":
         by_name = {c.name: c for c in cases}
         return [by_name[name] for name in FAST]

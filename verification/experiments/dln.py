@@ -22,6 +22,7 @@ import numeric
 from .._validate import check_int
 from ..errors import InvalidArgumentError
 from .llc import LLCPoint, llc_at, mse_loss, point
+from .local_rank import LocalRank, local_rank
 from .networks import deep_linear
 from .optimizers import OptimizerSpec, adam
 from .records import Claim, Measurement, Record, Verdict
@@ -39,12 +40,16 @@ Where = Literal["true", "trained"]
 
 @dataclass(frozen=True)
 class DLNPoint(Record):
-    """One network: its teacher, where λ̂ was taken, the estimate, and the training loss there."""
+    """One network: its teacher, where λ̂ was taken, the estimate, and the training loss there;
+    after training, ``local``: the local λ at the trained factorisation (closed form at the
+    numerically decided ranks of its partial products, :mod:`.local_rank`; None at the true
+    parameter, where every layer has rank r and the local λ is Aoyagi's)."""
 
     teacher: DLNTeacher
     where: Where
     estimate: LLCPoint
     loss: float
+    local: LocalRank | None = None
 
     @property
     def rel_error(self) -> float:
@@ -105,7 +110,8 @@ def dln_estimate(
         loss = run.final_loss
     estimator.setdefault("seed", seed)
     point, est = llc_at(net, mse_loss, data, **estimator)
-    return DLNPoint(teacher, where, point, loss), est
+    local = None if where == "true" else local_rank([m.weight for m in net])
+    return DLNPoint(teacher, where, point, loss, local), est
 
 
 def dln_target(
