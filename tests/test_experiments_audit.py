@@ -42,12 +42,15 @@ def test_scaling_verdict_without_an_exact_point_is_inconclusive() -> None:
 
 
 def test_rescaling_needs_two_values_of_alpha_and_positive_ones() -> None:
-    one = rescaling_verdict([RescalingPoint(1.0, "invariant", _llc(1.3))])
+    one = rescaling_verdict([RescalingPoint(1.0, "defaults", _llc(1.3))])
     assert one.outcome == "inconclusive"
     two = rescaling_verdict(
-        [RescalingPoint(50.0, "invariant", _llc(1.3)), RescalingPoint(1e4, "invariant", _llc(1.3))]
+        [RescalingPoint(50.0, "defaults", _llc(1.3)), RescalingPoint(1e4, "defaults", _llc(1.3))]
     )
     assert two.outcome == "reproduced" and "against α = 50" in two.sentence
+    # the invariant series alone is a sanity check: no verdict rests on it (issue 62)
+    only_sanity = [RescalingPoint(a, "invariant", _llc(1.3)) for a in (1.0, 10.0)]
+    assert rescaling_verdict(only_sanity).outcome == "inconclusive"
     with pytest.raises(InvalidArgumentError, match="α of point 1"):
         rescaling_verdict(
             [

@@ -174,6 +174,9 @@ def test_rescaling_claim_on_a_tiny_network():
         ("defaults", 1.0),
     ]
     assert all(math.isfinite(p.estimate.llc) for p in res.points)
+    # each α its own seed (issue 62): the invariant series, equal in law, is no longer identical
+    inv = res.series("invariant")
+    assert abs(inv[0].estimate.llc - inv[1].estimate.llc) > 1e-9
     with pytest.raises(ValueError, match="two-layer"):
         rescaling_claim([1, 2, 2, 1], [1.0], 100)
 
@@ -182,15 +185,24 @@ def test_rescaling_verdict_rule():
     def pts(variant, values):
         return [RescalingPoint(a, variant, _pt(v)) for a, v in zip([0.01, 1.0, 100.0], values)]
 
+    # issue 62: the verdict reads the package's defaults; the invariant series is a sanity check
     v = rescaling_verdict(pts("invariant", [1.0, 1.05, 0.95]) + pts("defaults", [0.2, 1.0, 0.3]))
-    assert v.outcome == "reproduced" and "defaults: not constant" in v.sentence
+    assert v.outcome == "not reproduced" and "defaults: not constant" in v.sentence
+    assert "invariant (sanity check): constant" in v.sentence
     assert v.to_dict()["max |z| vs α = 1 (defaults)"] == pytest.approx(0.8 / math.hypot(0.1, 0.1))
-    assert rescaling_verdict(pts("invariant", [1.0, 2.0, 1.0])).outcome == "not reproduced"
+    v = rescaling_verdict(pts("invariant", [1.0, 2.0, 1.0]) + pts("defaults", [1.0, 1.05, 0.95]))
+    assert v.outcome == "reproduced"  # a broken sanity series does not count either way
     # within the errors but 20% apart: not constant (both conditions are required)
-    wide = [RescalingPoint(a, "invariant", _pt(v, 1.0)) for a, v in zip([0.1, 1.0], [1.2, 1.0])]
+    wide = [RescalingPoint(a, "defaults", _pt(v, 1.0)) for a, v in zip([0.1, 1.0], [1.2, 1.0])]
     assert rescaling_verdict(wide).outcome == "not reproduced"
-    failed = [RescalingPoint(0.01, "invariant", _pt(math.nan)), *pts("invariant", [1, 1, 1])[1:]]
+    failed = [RescalingPoint(0.01, "defaults", _pt(math.nan)), *pts("defaults", [1, 1, 1])[1:]]
     assert rescaling_verdict(failed).outcome == "not reproduced"
+    # not constant, but an estimate has an error finding: inconclusive
+    flagged = [
+        RescalingPoint(0.01, "defaults", _pt(2.0, worst="error")),
+        *pts("defaults", [1, 1, 1])[1:],
+    ]
+    assert rescaling_verdict(flagged).outcome == "inconclusive"
 
 
 # ---- claim 4: saddle to saddle

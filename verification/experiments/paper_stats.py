@@ -1,0 +1,72 @@
+"""Statistics of the paper arms (issue 62): Welch comparisons at their true degrees of freedom,
+an equivalence test (TOST) against a tolerance, and a one-way ANOVA across settings.
+
+Every value here is a list of independent per-chain (per-run) estimates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .records import Record
+
+
+@dataclass(frozen=True)
+class WelchDiff(Record):
+    """mean(a) − mean(b) with its Welch standard error, Welch–Satterthwaite df and two-sided p."""
+
+    diff: float
+    stderr: float
+    df: float
+    p: float
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """The two-sided ``level`` confidence interval of the difference (t at ``df``)."""
+        from scipy import stats
+
+        half = float(stats.t.ppf(0.5 + level / 2, self.df)) * self.stderr
+        return self.diff - half, self.diff + half
+
+
+def _values(name: str, values: Sequence[float]) -> np.ndarray:
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or x.size < 2 or not np.isfinite(x).all():
+        raise InvalidArgumentError(f"{name} must list at least two finite values, got {values!r}")
+    return x
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> WelchDiff:
+    """Welch's two-sample comparison of independent samples ``a`` and ``b``:
+    se² = s_a²/n_a + s_b²/n_b, df = se⁴ / Σ (s_i²/n_i)²/(n_i − 1), t = diff/se."""
+    from scipy import stats
+
+    x, y = _values("a", a), _values("b", b)
+    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    se = math.sqrt(va + vb)
+    diff = float(x.mean() - y.mean())
+    if se == 0:
+        return WelchDiff(diff, 0.0, math.inf, 1.0 if diff == 0 else 0.0)
+    df = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
+    p = float(2 * stats.t.sf(abs(diff) / se, df))
+    return WelchDiff(diff, se, float(df), p)
+
+
+def equivalent(d: WelchDiff, tol: float, alpha: float = 0.05) -> bool:
+    """TOST at level ``alpha``: the (1 − 2α) interval of the difference lies inside ±``tol``."""
+    lo, hi = d.interval(1 - 2 * alpha)
+    return -tol <= lo and hi <= tol
+
+
+def anova_p(groups: Sequence[Sequence[float]]) -> float:
+    """One-way ANOVA p-value: are the group means equal (independent values, equal variances)?"""
+    from scipy import stats
+
+    gs = [_values(f"group {i}", g) for i, g in enumerate(groups)]
+    if len(gs) < 2:
+        raise InvalidArgumentError("an ANOVA needs at least two groups")
+    return float(stats.f_oneway(*gs).pvalue)
