@@ -9,12 +9,12 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
 from _bad_inputs import deadline
+from _estimates import FakeEstimate
 
 import numeric
 import numeric.backend.memory
@@ -27,20 +27,8 @@ from verification.errors import InvalidArgumentError
 from verification.report import Report, write_report
 
 
-@dataclass(frozen=True)
-class _Estimate:
-    """What ``decide`` reads of an estimate."""
-
-    mean: float
-    stderr: float = 0.01
-    ess: float = 1000.0
-    rhat: float = 1.0
-    nbeta: float = 1000.0
-    diagnostics: tuple = ()
-
-
 def _report(seed: int = 0) -> Report:
-    record = decide("x²", rlct.normal_crossing([1]), _Estimate(0.5))
+    record = decide("x²", rlct.normal_crossing([1]), FakeEstimate(0.5))
     return Report((record,), (), Settings(seed=seed), 0.0)
 
 

@@ -15,6 +15,7 @@ import time
 
 import pytest
 import torch
+from _stops import stop_chains
 
 import numeric
 import numeric.sampler.chains
@@ -117,16 +118,7 @@ def _check_stopped_by(monkeypatch, cause: str) -> None:
     real = numeric.run.one_run.run_check
 
     def run_check(chains, *a, **k):
-        if cause == "clock":
-            chains.deadline = 0.0
-        else:
-            block = chains.block
-
-            def interrupted(*a, **k):
-                chains.block = block
-                raise KeyboardInterrupt
-
-            chains.block = interrupted
+        stop_chains(chains, cause)
         return real(chains, *a, **k)
 
     monkeypatch.setattr(numeric.run.one_run, "run_check", run_check)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from _stops import stop_chains
 
 import numeric
 import numeric.sampler.chains
@@ -160,16 +161,7 @@ def _cut_draws(monkeypatch, cause: str, advances: int) -> None:
         if self.catch_interrupt:
             seen["n"] += 1
             if seen["n"] == advances:
-                if cause == "clock":
-                    self.deadline = 0.0
-                else:
-                    block = self.block
-
-                    def interrupted(*a, **k):
-                        self.block = block
-                        raise KeyboardInterrupt
-
-                    self.block = interrupted
+                stop_chains(self, cause)
         return real(self, k, tuning, **kw)
 
     monkeypatch.setattr(numeric.sampler.chains.Chains, "advance", advance)

@@ -11,11 +11,11 @@ import platform
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
+from _estimates import FakeEstimate
 
 import numeric
 import rlct
@@ -126,20 +126,8 @@ def test_an_estimate_carries_its_seed_dtype_and_device() -> None:
     assert (block["seed"], block["dtype"], block["device"]) == (7, "float64", "cpu")
 
 
-@dataclass(frozen=True)
-class _Estimate:
-    """What ``decide`` reads of an estimate."""
-
-    mean: float
-    stderr: float = 0.01
-    ess: float = 1000.0
-    rhat: float = 1.0
-    nbeta: float = 1000.0
-    diagnostics: tuple = ()
-
-
 def _record(name: str, mean: float):
-    return decide(name, rlct.normal_crossing([1]), _Estimate(mean))
+    return decide(name, rlct.normal_crossing([1]), FakeEstimate(mean))
 
 
 def test_the_verification_records_and_report_carry_the_runs_seed_and_device(tmp_path) -> None:
