@@ -119,12 +119,15 @@ class Checks:
 class Runtime:
     """Where it runs: ``device`` and ``dtype`` (None: the parameters'), ``progress`` (None: a
     bar where stderr is a terminal), ``callback`` (called once per block of draws with a
-    ``numeric.DrawsEvent``: a logger; ``numeric.draws.events``)."""
+    ``numeric.DrawsEvent``: a logger; ``numeric.draws.events``), ``chain_block`` (the sampler's
+    gradients for at most this many chains at a time, where all at once do not fit in memory;
+    the same random numbers, the same estimate up to rounding)."""
 
     device: torch.device | str | None = None
     dtype: torch.dtype | None = None
     progress: bool | None = None
     callback: Any = None
+    chain_block: int | None = None
 
     def __post_init__(self) -> None:
         _validate(self)

@@ -231,6 +231,9 @@ class LLCOptions(SamplerOptions):
     # (``numeric.draws.observables``); a sequence of objects with a ``name`` is keyed by it
     observables: Any = None
     callback: Any = None  # called once per block of draws with a ``DrawsEvent``
+    # the sampler's gradients (every step) for at most this many chains at a time, one reverse
+    # pass per block: memory for a block's activations, not all chains' (None: all at once)
+    chain_block: int | None = None
     # the least friction the automatic rule may choose: the heating restart sets it where the
     # chains were heated more than the warm-up measured (``numeric.run.heating_restart``), not a
     # user setting
@@ -261,6 +264,12 @@ class LLCOptions(SamplerOptions):
         check_device(self.device)
         check_dtype(self.dtype, optional=True)
         check_bool("compile", self.compile)
+        check_int("chain_block", self.chain_block, 1, optional=True)
+        if self.chain_block is not None and self.compile:
+            raise InvalidInputError(
+                "chain_block runs the eager gradient block by block; compile=True traces one "
+                "step for all chains: pass one of them"
+            )
         check_bool("step_check", self.step_check, optional=True)
         object.__setattr__(self, "observables", as_observables(self.observables))
         if self.observables and self.full_loss_every == 0:

@@ -52,6 +52,9 @@ class KernelSpec:
     # every step sees all n samples (``Problem.full_batch``): one copy of the data, shared by the
     # chains (vmapped with the data not mapped), never gathered per chain; no control variate
     full_batch: bool = False
+    # the gradients for at most this many chains per vmapped forward and reverse pass (None: all
+    # at once): activations held for one block only, the random draws unchanged
+    chain_block: int | None = None
 
     def __post_init__(self) -> None:
         if self.full_batch and (self.control_variate or self.anchored):

@@ -34,7 +34,10 @@ def require_memory(
     device: torch.device,
     what: str,
     *,
-    advice: str = "use fewer chains or draws, or a smaller batch",
+    advice: str = (
+        "use fewer chains or draws, or a smaller batch (or chain_block=k: the gradients for "
+        "k chains at a time)"
+    ),
 ) -> None:
     """Raise ``InvalidInputError`` when the bytes of ``parts`` exceed what ``device`` has free;
     the message says what needs how much, and ``advice`` what to do."""

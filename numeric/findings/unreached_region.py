@@ -297,10 +297,14 @@ def _subset_delta(problem: Problem) -> Callable[[Tensor], tuple[Tensor, Tensor]]
         ref = model.shared_batch(problem.w_star[None], batch)[0]
 
     def delta_grad(w: Tensor) -> tuple[Tensor, Tensor]:
-        with torch.enable_grad():
-            ww = w.detach().requires_grad_(True)
-            values = model.shared_batch(ww, batch)
-            (grad,) = torch.autograd.grad(values.sum(), ww)
-        return nbeta * (values.detach() - ref), nbeta * grad
+        values, grads = [], []
+        for s, e in model.blocks(w.shape[0]):  # ``chain_block`` probes at a time, if set
+            with torch.enable_grad():
+                ww = w[s:e].detach().requires_grad_(True)
+                v = model.shared_batch(ww, batch)
+                (g,) = torch.autograd.grad(v.sum(), ww)
+            values.append(v.detach())
+            grads.append(g)
+        return nbeta * (torch.cat(values) - ref), nbeta * torch.cat(grads)
 
     return delta_grad

@@ -94,6 +94,11 @@ def take_all(data: Any, idx: Tensor) -> Any:
     return _each(data, lambda x: x if isinstance(x, Tensor) else _take1(x, idx))
 
 
+def rows_of(batch: Any, start: int, stop: int) -> Any:
+    """Rows start:stop of a gathered batch [R, B, ...] (each part of a dict or tuple)."""
+    return _each(batch, lambda x: x[start:stop])
+
+
 def take_tiled(data: Any, idx: Tensor, copies: int) -> Any:
     """``take(data, idx.repeat(copies, 1))`` for idx [C, B]: each chain's minibatch ``copies``
     times over, [copies·C, B, ...]. Tensors are gathered once and the rows concatenated (on the

@@ -20,7 +20,7 @@ from torch.func import vmap
 
 from numeric.backend.memory import activation_bytes, require_memory
 from numeric.errors import InvalidInputError
-from numeric.inputs.data import data_len, draw_indices, non_finite_parts, signature, take
+from numeric.inputs.data import data_len, draw_indices, non_finite_parts, rows_of, signature, take
 from numeric.inputs.data_forms import as_data
 from numeric.inputs.flat_params import ParamSpec, flatten_params
 from numeric.inputs.host_data import HostData, place_data
@@ -38,9 +38,20 @@ MAX_AUTOMATIC_DRAWS = 20_000  # per chain (numeric.types.MAX_DRAWS), for the mem
 class DataModel:
     """The loss vectorised over chains, its gradients, HVPs and full-data losses."""
 
-    def __init__(self, loss_fn: LossFn, spec: ParamSpec, data: Any, n: int, batch: int) -> None:
+    def __init__(
+        self,
+        loss_fn: LossFn,
+        spec: ParamSpec,
+        data: Any,
+        n: int,
+        batch: int,
+        chain_block: int | None = None,
+    ) -> None:
         self.spec, self.data, self.n, self.batch = spec, data, n, batch
         self.loss_fn = loss_fn
+        # minibatch gradients and HVPs at chains' positions for at most this many chains at a
+        # time (``LLCOptions.chain_block``; None: all at once)
+        self.chain_block = chain_block
 
         def f(flat: Tensor, b: Any) -> Tensor:
             return loss_fn(spec.unflatten(flat), b)
@@ -61,6 +72,11 @@ class DataModel:
         batch = take(self.data, self.indices(w.shape[0], gen, w.device))
         if difference:
             return _difference_hvp(lambda x: self._grad(x, batch), w)
+        blocks = self.blocks(w.shape[0])
+        if len(blocks) > 1:  # memory for one block's graph: rebuilt at each product
+            return lambda v: torch.cat(
+                [_hvp_once(self.per_chain, w[s:e], rows_of(batch, s, e), v[s:e]) for s, e in blocks]
+            )
         with torch.enable_grad():
             ww = w.detach().requires_grad_(True)
             losses = self.per_chain(ww, batch)
@@ -77,11 +93,21 @@ class DataModel:
 
         return hvp
 
+    def blocks(self, c: int) -> list[tuple[int, int]]:
+        """Rows 0..c − 1 (chains, or probes) in blocks of at most ``chain_block`` (one block: all
+        of them)."""
+        size = self.chain_block or c
+        return [(s, min(s + size, c)) for s in range(0, c, max(size, 1))]
+
     def _grad(self, w: Tensor, batch: Any) -> Tensor:
-        with torch.enable_grad():
-            ww = w.detach().requires_grad_(True)
-            (g,) = torch.autograd.grad(self.per_chain(ww, batch).sum(), ww)
-        return g
+        parts = []
+        for s, e in self.blocks(w.shape[0]):
+            part = batch if (s, e) == (0, w.shape[0]) else rows_of(batch, s, e)
+            with torch.enable_grad():
+                ww = w[s:e].detach().requires_grad_(True)
+                (g,) = torch.autograd.grad(self.per_chain(ww, part).sum(), ww)
+            parts.append(g)
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
     def chunks(self, c: int) -> list[tuple[int, int]]:
         size = max(self.batch, min(self.n, max(1, 65536 // max(c, 1))))
@@ -185,6 +211,17 @@ def check_memory(
     )
 
 
+def _hvp_once(per_chain: Callable[..., Tensor], w: Tensor, batch: Any, v: Tensor) -> Tensor:
+    """∇²L_B(w)·v per chain by double backward, the graph built for this product alone."""
+    with torch.enable_grad():
+        ww = w.detach().requires_grad_(True)
+        (g,) = torch.autograd.grad(per_chain(ww, batch).sum(), ww, create_graph=True)
+        if not g.requires_grad:  # the gradient does not depend on w: a zero Hessian
+            return torch.zeros_like(v)
+        (hv,) = torch.autograd.grad(g, ww, grad_outputs=v, allow_unused=True)
+    return torch.zeros_like(v) if hv is None else hv.detach()
+
+
 def _difference_hvp(grad: Callable[[Tensor], Tensor], w: Tensor) -> Callable[[Tensor], Tensor]:
     """v ↦ (∇(w + h·v) − ∇(w − h·v))/(2h) per chain, h = ε_mach^{1/3}·(1 + max|w|)/‖v‖."""
     scale = torch.finfo(w.dtype).eps ** (1 / 3) * (1 + w.abs().amax(-1, keepdim=True))
@@ -278,13 +315,15 @@ def setup_problem(
         raise InvalidInputError(
             "compile=True needs data as a tensor or a tuple of tensors (samples on the first axis)"
         )
-    model = DataModel(loss_fn, spec, data, n, bsz)
+    model = DataModel(loss_fn, spec, data, n, bsz, opts.chain_block)
     check_loss(model, w_star)
     w_grad = w_star.detach().requires_grad_(True)
     rows = torch.arange(min(n, 16), device=w_star.device)
-    # the rows [w; w*] of every chain (``gradients``), each keeping a minibatch's activations
+    # the rows [w; w*] of every chain (``gradients``; of a block of chains with chain_block),
+    # each keeping a minibatch's activations
+    at_once = min(opts.num_chains, opts.chain_block or opts.num_chains)
     kept = activation_bytes(
-        lambda b: model.f(w_grad, take(data, rows[:b])), w_grad, bsz, 2 * opts.num_chains, n
+        lambda b: model.f(w_grad, take(data, rows[:b])), w_grad, bsz, 2 * at_once, n
     )
     check_memory(opts, w_star, n, bsz, data, kept)
     init_loss_t, g_star = full_grad_at_w_star(model, w_star)

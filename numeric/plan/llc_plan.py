@@ -177,6 +177,7 @@ def make_plan(problem: Problem, opts: LLCOptions) -> LLCPlan:
         stacked=c * d * bsz <= STACKED_NUMBERS,  # small models are dispatch-bound: one call
         anchored=anchor_every > 0,
         full_batch=problem.full_batch,
+        chain_block=opts.chain_block,
     )
     return LLCPlan(
         hinfo,

@@ -116,6 +116,7 @@ def estimate_llc(
     time_budget: float | None = None,
     observables: Any = None,
     callback: Callable[[Any], Any] | None = None,
+    chain_block: int | None = None,
     target: Target | None = None,
     sampler: Sampler | None = None,
     budget: Budget | None = None,
@@ -222,7 +223,10 @@ def estimate_llc(
     as [chain, draw, ...]; they draw no random numbers, so the chains are the same bits with and
     without them (``numeric.waic``, ``numeric.susceptibility``; docs/how-to/observables.md).
     ``callback(event)`` is called once per block of draws with a ``numeric.DrawsEvent``
-    (``numeric.JsonLinesLogger`` writes them to a file)."""
+    (``numeric.JsonLinesLogger`` writes them to a file). ``chain_block=k`` computes the
+    sampler's gradients (and the warm-up's curvature products) for k chains at a time, where the
+    activations of all chains at once do not fit in memory: the same draws, the same estimate up
+    to rounding."""
     keywords = dict(
         nbeta=nbeta, gamma=gamma, prior_precision=prior_precision, step_size=step_size,
         num_chains=num_chains, num_draws=num_draws, num_burnin=num_burnin, seed=seed,
@@ -231,7 +235,7 @@ def estimate_llc(
         integrator=integrator, friction=friction, preconditioner=preconditioner,
         full_loss_every=full_loss_every, anchor_every=anchor_every, compile=compile,
         step_check=step_check, rtol=rtol, target_stderr=target_stderr, time_budget=time_budget,
-        observables=observables, callback=callback,
+        observables=observables, callback=callback, chain_block=chain_block,
     )  # fmt: skip
     groups = dict(target=target, sampler=sampler, budget=budget, checks=checks, runtime=runtime)
     opts = LLCOptions(**apply_groups(keywords, groups, caller="estimate_llc"))

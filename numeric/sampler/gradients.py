@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 from torch.func import grad_and_value, vmap
 
-from numeric.inputs.data import take, take_all, take_tiled
+from numeric.inputs.data import rows_of, take, take_all, take_tiled
 from numeric.sampler import sgld
 from numeric.types import Constants, KernelSpec
 
@@ -49,19 +49,31 @@ def centre(w: Tensor, k: Constants, anchored: bool) -> tuple[Tensor, Tensor, Ten
 
 
 def _value_and_grad_eager(
-    f: FlatLoss, *, shared: bool = False
+    f: FlatLoss, *, shared: bool = False, block: int | None = None
 ) -> Callable[[Tensor, Any], tuple[Tensor, Tensor]]:
     """Losses [C'] and gradients [C', D] of f at positions [C', D], batches [C', B, ...] (or,
     ``shared``, one batch [B, ...] for every row): one vmapped forward and one reverse pass
-    (cheaper eagerly than vmap of grad)."""
+    (cheaper eagerly than vmap of grad); with ``block``, one of each per ``block`` rows (each
+    row's loss depends on that row alone, so the gradients are the same; the activations of one
+    block are held at a time)."""
     per_chain = vmap(f, in_dims=(0, None) if shared else 0, randomness="different")
 
-    def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
+    def one(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
         with torch.enable_grad():
             ww = w.detach().requires_grad_(True)
             losses = per_chain(ww, batch)
             (g,) = torch.autograd.grad(losses.sum(), ww)
         return losses.detach(), g
+
+    def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
+        rows = w.shape[0]
+        if block is None or rows <= block:
+            return one(w, batch)
+        parts = [
+            one(w[s : s + block], batch if shared else rows_of(batch, s, s + block))
+            for s in range(0, rows, block)
+        ]
+        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
     return vg
 
@@ -97,7 +109,11 @@ def make_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
     forward pass."""
     if spec.full_batch:
         return _full_batch_gradient(f, spec)
-    vg = _value_and_grad_eager(f)
+    # a block of chains is a block of rows of each kind stacked below ([w; a; w*])
+    ref_in_rows = spec.control_variate and not spec.anchored  # a = w*: L_B(w*) among the rows
+    rows_per_chain = 1 + spec.control_variate + (spec.stacked and not ref_in_rows)
+    block = None if spec.chain_block is None else spec.chain_block * rows_per_chain
+    vg = _value_and_grad_eager(f, block=block)
     ref_only = vmap(f, in_dims=(None, 0), randomness="different")
 
     def gradient(w: Tensor, idx: Tensor, k: Constants, data: Any) -> sgld.GradientEval:
@@ -128,7 +144,7 @@ def _full_batch_gradient(f: FlatLoss, spec: KernelSpec) -> GradientAt:
     ∇L_n(w) exactly, the data shared by the chains (vmapped with the data not mapped: no copy per
     chain). L_n(w*) is the last of the rows [w; w*] (``spec.stacked``), else a forward pass of
     w* alone."""
-    vg = _value_and_grad_eager(f, shared=True)
+    vg = _value_and_grad_eager(f, shared=True, block=spec.chain_block)
 
     def gradient(w: Tensor, idx: Tensor, k: Constants, data: Any) -> sgld.GradientEval:
         c = w.shape[0]
