@@ -1,5 +1,5 @@
 """Observables at the draws, WAIC / singular fluctuation, susceptibilities and the per-block
-callback (issue 63, item 2): ``numeric.draws.observables``, ``numeric.stats.fluctuation``,
+callback (issue 63, item 2): ``numeric.draws.observables``, ``numeric.result.fluctuation``,
 ``numeric.draws.events``."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ rows would exceed the budget; its draw axis is then its own).
 
 Built-ins that need the model and the data are **bindable**: ``bind(problem)`` returns the
 function (``per_sample_losses``: ℓ_i(w) for every sample, for WAIC and the singular fluctuation,
-``numeric.stats.fluctuation``). ``positions`` keeps the positions themselves.
+``numeric.result.fluctuation``). ``positions`` keeps the positions themselves.
 """
 
 from __future__ import annotations

@@ -94,6 +94,12 @@ def take_all(data: Any, idx: Tensor) -> Any:
     return _each(data, lambda x: x if isinstance(x, Tensor) else _take1(x, idx))
 
 
+def row_blocks(count: int, size: int | None) -> list[tuple[int, int]]:
+    """Rows 0..count − 1 as (start, stop) blocks of at most ``size`` (None: one block)."""
+    step = max(size or count, 1)
+    return [(s, min(s + step, count)) for s in range(0, count, step)]
+
+
 def rows_of(batch: Any, start: int, stop: int) -> Any:
     """Rows start:stop of a gathered batch [R, B, ...] (each part of a dict or tuple)."""
     return _each(batch, lambda x: x[start:stop])

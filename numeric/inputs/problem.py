@@ -20,7 +20,15 @@ from torch.func import vmap
 
 from numeric.backend.memory import activation_bytes, require_memory
 from numeric.errors import InvalidInputError
-from numeric.inputs.data import data_len, draw_indices, non_finite_parts, rows_of, signature, take
+from numeric.inputs.data import (
+    data_len,
+    draw_indices,
+    non_finite_parts,
+    row_blocks,
+    rows_of,
+    signature,
+    take,
+)
 from numeric.inputs.data_forms import as_data
 from numeric.inputs.flat_params import ParamSpec, flatten_params
 from numeric.inputs.host_data import HostData, place_data
@@ -96,8 +104,7 @@ class DataModel:
     def blocks(self, c: int) -> list[tuple[int, int]]:
         """Rows 0..c − 1 (chains, or probes) in blocks of at most ``chain_block`` (one block: all
         of them)."""
-        size = self.chain_block or c
-        return [(s, min(s + size, c)) for s in range(0, c, max(size, 1))]
+        return row_blocks(c, self.chain_block)
 
     def _grad(self, w: Tensor, batch: Any) -> Tensor:
         parts = []

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 from torch.func import grad_and_value, vmap
 
-from numeric.inputs.data import rows_of, take, take_all, take_tiled
+from numeric.inputs.data import row_blocks, rows_of, take, take_all, take_tiled
 from numeric.sampler import sgld
 from numeric.types import Constants, KernelSpec
 
@@ -66,13 +66,10 @@ def _value_and_grad_eager(
         return losses.detach(), g
 
     def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
-        rows = w.shape[0]
-        if block is None or rows <= block:
+        blocks = row_blocks(w.shape[0], block)
+        if len(blocks) == 1:
             return one(w, batch)
-        parts = [
-            one(w[s : s + block], batch if shared else rows_of(batch, s, s + block))
-            for s in range(0, rows, block)
-        ]
+        parts = [one(w[s:e], batch if shared else rows_of(batch, s, e)) for s, e in blocks]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
     return vg

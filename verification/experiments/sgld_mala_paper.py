@@ -33,6 +33,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from numeric.sampler import mala
+
 from .paper_sgld import PaperSGLDOptions, paper_sgld
 from .paper_stats import WelchDiff, equivalent, welch
 from .records import Claim, Measurement, Record, Verdict
@@ -102,7 +104,8 @@ def plain_mala(
     num_chains: int, seed: int,
 ) -> MALAResult:  # fmt: skip
     """MALA on U = nβ·K + (γ/2)‖w − w*‖², nβ = n/log n, from w*, no warm-up: proposal
-    w' = w − (ε/2)∇U(w) + √ε ξ, Metropolis–Hastings accept; λ̂_c = nβ(mean_t K(w_t) − K(w*))."""
+    w' = w − (ε/2)∇U(w) + √ε ξ, Metropolis–Hastings accept (the package's step,
+    ``numeric.sampler.mala``); λ̂_c = nβ(mean_t K(w_t) − K(w*))."""
     t0 = time.perf_counter()
     g = torch.Generator().manual_seed(seed)
     nbeta = n / math.log(n)
@@ -115,25 +118,12 @@ def plain_mala(
             (gr,) = torch.autograd.grad(u.sum(), ww)
         return u.detach(), gr, k.detach()
 
-    w = w_star.expand(num_chains, -1).clone()
-    u, gr, k = u_grad(w)
+    state = mala.init(w_star.expand(num_chains, -1).clone(), u_grad)
     total, accepted = torch.zeros(num_chains, dtype=torch.float64), 0.0
     for _ in range(num_steps):
-        xi = torch.randn(w.shape, generator=g, dtype=w.dtype)
-        prop = w - 0.5 * step_size * gr + math.sqrt(step_size) * xi
-        u2, gr2, k2 = u_grad(prop)
-        fwd = (prop - w + 0.5 * step_size * gr).square().sum(-1)
-        bwd = (w - prop + 0.5 * step_size * gr2).square().sum(-1)
-        log_a = u - u2 + (fwd - bwd) / (2 * step_size)
-        acc = torch.log(torch.rand(num_chains, generator=g, dtype=w.dtype)) < log_a
-        w = torch.where(acc[:, None], prop, w)
-        u, gr, k = (
-            torch.where(acc, u2, u),
-            torch.where(acc[:, None], gr2, gr),
-            torch.where(acc, k2, k),
-        )
-        total += k.double()
-        accepted += float(acc.double().mean())
+        state, info = mala.step(state, g, u_grad, step_size=step_size)
+        total += state.loss.double()
+        accepted += float(info.accepted.double().mean())
     k0 = float(K(w_star[None])[0])
     lam = nbeta * (total / num_steps - k0)
     return MALAResult(tuple(float(v) for v in lam), accepted / num_steps, time.perf_counter() - t0)
