@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import sympy as sp
 
 from .._validate import items
+from ..algebra.ranks import rational_rank
 from ..errors import InvalidShapeError, InvalidTypeError
 from ..result import RLCT, Condition, as_rational
 from .literature import deep_linear_network, reduced_rank_regression
@@ -77,6 +78,11 @@ def _widths(ws: Sequence[sp.Matrix]) -> list[int]:
     return [ws[0].cols, *(w.rows for w in ws)]
 
 
+def _rank(m: sp.Matrix) -> int:
+    """Exact rank over Q (``rlct.algebra.ranks.rational_rank``: denominators cleared, FLINT)."""
+    return 0 if 0 in m.shape else rational_rank(m.tolist())
+
+
 def _basis(vectors: list[sp.Matrix], size: int) -> sp.Matrix:
     return sp.Matrix.hstack(*vectors) if vectors else sp.zeros(size, 0)
 
@@ -86,7 +92,7 @@ def split_full_part(ws: Sequence[sp.Matrix]) -> tuple[int, list[sp.Matrix] | Non
     C_k = null(Pᵀ W_L⋯W_{k+1}) (widths h_k − r), or None when some h_k = r. In the bases
     [W_k⋯W_1 S | C_k] (S = col Pᵀ) every layer is block-diagonal diag(G_k, V_k), G_k invertible."""
     P = _product(ws)
-    r = P.rank()
+    r = _rank(P)
     hs = _widths(ws)
     if r == min(hs):
         return r, None
@@ -118,7 +124,7 @@ def merge_layers(vs: Sequence[sp.Matrix]) -> tuple[list[sp.Matrix], list[str]]:
     while changed and len(vs) > 1:
         changed = False
         for k, v in enumerate(vs):
-            rank = v.rank()
+            rank = _rank(v)
             if rank == v.cols and k < len(vs) - 1:
                 notes.append(f"layer {k + 1} of {len(vs)} injective (rank {rank}): merged forward")
                 vs[k : k + 2] = [vs[k + 1] * v]
@@ -149,7 +155,7 @@ def _rrr_origin(M: int, N: int, H: int) -> tuple[sp.Rational, int, str]:
 def _two_layers_at_zero(v1: sp.Matrix, v2: sp.Matrix) -> tuple[sp.Rational, int, str]:
     """Lemma 3 for ‖V_2 V_1‖² at V° with V_2°V_1° = 0."""
     M, H, N = v1.cols, v1.rows, v2.rows
-    a, b = v1.rank(), v2.rank()
+    a, b = _rank(v1), _rank(v2)
     lam, mult, note = _rrr_origin(M - a, N - b, H - a - b)
     regular = a * N + b * M - a * b
     text = f"two layers at product 0, ranks a = {a}, b = {b}: (aN+bM−ab)/2 = {regular}/2 + {note}"
@@ -182,7 +188,7 @@ def dln_local_lambda(layers: Sequence[object]) -> RLCT:
         res = deep_linear_network(reduced, 0)
         lam, mult, note = res.lam, res.mult, f"origin of the reduced network: {res.method}"
     else:
-        ranks = [v.rank() for v in vs]
+        ranks = [_rank(v) for v in vs]
         low = deep_linear_network(reduced, 0).lam
         size = sum(v.rows * v.cols for v in vs)
         conds.append(
@@ -208,7 +214,7 @@ def rrr_local_lambda(A: object, B: object) -> RLCT:
     (dA, dB) ↦ B·dA + dB·A, and a zero width in the second term means it is 0 with m = 1."""
     Am, Bm = _layers([A, B])
     M, H, N = Am.cols, Am.rows, Bm.rows
-    a, b, r = Am.rank(), Bm.rank(), (Bm * Am).rank()
+    a, b, r = _rank(Am), _rank(Bm), _rank(Bm * Am)
     lam, mult, note = _rrr_origin(M - a, N - b, H - a - b + r)
     regular = a * N + b * M - a * b
     conds = (
