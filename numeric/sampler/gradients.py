@@ -65,6 +65,9 @@ def _value_and_grad_eager(
             (g,) = torch.autograd.grad(losses.sum(), ww)
         return losses.detach(), g
 
+    if block is None:  # the step's path: nothing added to it
+        return one
+
     def vg(w: Tensor, batch: Any) -> tuple[Tensor, Tensor]:
         blocks = row_blocks(w.shape[0], block)
         if len(blocks) == 1:
