@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from torch import Tensor
 
+from numeric.result.llc_estimate import to_plain
 from numeric.types import Trace
 
 __all__ = ["BlockLog", "DrawsEvent", "JsonLinesLogger"]
@@ -51,17 +52,7 @@ class DrawsEvent:
 
     def to_plain(self) -> dict[str, Any]:
         """Plain data for ``json.dumps`` (arrays as lists; NaN stays a float NaN)."""
-        return {
-            "phase": self.phase,
-            "block": self.block,
-            "step": self.step,
-            "nbeta": self.nbeta,
-            "loss_means": self.loss_means.tolist(),
-            "llc_means": self.llc_means.tolist(),
-            "full_loss": None if self.full_loss is None else self.full_loss.tolist(),
-            "observables": {k: v.tolist() for k, v in self.observables.items()},
-            "stopped": self.stopped,
-        }
+        return to_plain(self)
 
 
 class BlockLog:
