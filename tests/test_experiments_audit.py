@@ -112,9 +112,9 @@ def test_the_report_names_what_each_reference_is() -> None:
     the quadratic networks' Laplace value; each now says which it is."""
     import numeric
     import rlct
-    from verification.crosschecks import ShiftedTarget
     from verification.decision import LaplaceReference, decide, reference_source
     from verification.report import _compared_with
+    from verification.targets import ShiftedTarget
 
     quad = numeric.expected_llc(lambda w: w[..., 0] ** 2, [0.0], nbeta=100, gamma=1.0)
     assert reference_source(quad) == "λ_β, quadrature"

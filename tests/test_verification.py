@@ -341,8 +341,8 @@ def test_linear_network_targets_subtract_the_data_shift() -> None:
     import torch
 
     from verification.cases import RRRCase
-    from verification.crosschecks import _shifted_target
     from verification.models import regression_problem
+    from verification.targets import true_parameter_target
 
     case = RRRCase(2, 2, 2, 0)
     prob = regression_problem(case, 10_000, torch.Generator().manual_seed(8))
@@ -353,6 +353,6 @@ def test_linear_network_targets_subtract_the_data_shift() -> None:
         * 0.5
         * float(y.square().sum(-1).mean() - resid.square().sum(-1).mean())
     )
-    target = _shifted_target(case, prob, case.exact(), 10_000 / math.log(10_000))
+    target = true_parameter_target(case, prob, case.exact(), 10_000 / math.log(10_000))
     assert target.value == pytest.approx(1.5 - shift_by_hand, abs=1e-9)
     assert 0.5 < shift_by_hand < 1.0 and target.abserr == 0.0

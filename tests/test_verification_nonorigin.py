@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -17,10 +18,13 @@ from hypothesis import HealthCheck, given, settings
 
 import rlct
 from verification.calibration import battery, calibrate, default_estimator
+from verification.calibration.cases import _network
+from verification.calibration.models import hmc_target, shifted_target
 from verification.cases import FactorisedCase
 from verification.experiments.local_rank import local_rank
 from verification.factorisations import chain, disguise, intervals_of, network_points
 from verification.strategies import factorised_networks
+from verification.targets import linear_network_potential
 
 
 def _generators(case: FactorisedCase) -> tuple[list[sp.Expr], list[sp.Symbol]]:
@@ -116,19 +120,62 @@ def _min_loss(x: np.ndarray, y: np.ndarray, rank: int) -> float:
     return 0.5 * (resid + (s[rank:] ** 2).sum() / len(y))
 
 
-def test_a_non_origin_case_runs_through_the_estimator_and_its_shifted_local_target():
+def test_the_shifted_local_target_of_a_non_origin_case():
     case = next(c for c in battery("fast") if "A surjective" in c.name)
     built = case.build(0)
     loss_fn, params, (x, y) = built.args
     fc = case.build.keywords["case"]
     assert [params[f"W{k}"].tolist() for k in range(2)] == [list(map(list, w)) for w in fc.layers]
-    short = partial(default_estimator, num_burnin=100, num_draws=200)
-    (rec,) = calibrate(short, [case], seeds=(0,)).records
     nbeta = case.n / math.log(case.n)
+    local = shifted_target(built, nbeta, 1.0, case=fc, n=case.n)
     shift = nbeta * (float(loss_fn(params, (x, y))) - _min_loss(x.numpy(), y.numpy(), 2))
-    assert rec.target == pytest.approx(3.0 - shift, rel=1e-9)  # local λ = 3, m = 1
-    assert rec.target_sigma == pytest.approx(3.0 * nbeta / case.n, rel=1e-9)  # β·λ
-    assert math.isfinite(rec.z) and rec.stderr > 0 and abs(rec.estimate - rec.target) < 2.0
+    assert local.value == pytest.approx(3.0 - shift, rel=1e-9)  # local λ = 3, m = 1
+    assert local.sigma == pytest.approx(3.0 * nbeta / case.n, rel=1e-9)  # β·λ
+
+
+def test_the_closed_form_potential_is_the_networks_loss():
+    """``linear_network_potential`` (sufficient statistics) against the loss on the data, at
+    random points of every non-origin case's parameter space: the same L_n to rounding."""
+    g = torch.Generator().manual_seed(5)
+    for case in [c for c in battery("full") if "away from the origin" in c.family][:6]:
+        built = case.build(0)
+        loss_fn, params, data = built.args
+        potential, w_star = linear_network_potential(built.aux["problem"])
+        names = [f"W{k}" for k in range(len(params))]
+        assert torch.equal(w_star, torch.cat([params[k].reshape(-1) for k in names]))
+        w = w_star + 0.3 * torch.randn(3, w_star.numel(), generator=g, dtype=torch.float64)
+        for row, value in zip(w, potential(w)):
+            parts = row.split([params[k].numel() for k in names])
+            p = {k: t.reshape(params[k].shape) for k, t in zip(names, parts)}
+            assert float(value) == pytest.approx(float(loss_fn(p, data)), rel=1e-11, abs=1e-12)
+
+
+def test_hmc_target_of_a_regular_factorisation_is_its_shifted_value():
+    """At a factorisation of maximal rank (2-2-2 with invertible layers: λ = 2, m = 1, a smooth
+    fibre) the localised posterior is Gaussian to O(γ/(nβh)), so λ_β(γ) by HMC on the closed
+    form must equal λ − nβ·(L_n(w*) − min L_n) (the shifted target), a different computation."""
+    fc = FactorisedCase((((2, 1), (1, 1)), ((1, 0), (1, 2))))
+    assert fc.exact().lam == 2 and fc.exact().mult == 1
+    case = _network(fc, "test", n=10_000)
+    built = case.build(0)
+    nbeta = case.n / math.log(case.n)
+    short = partial(hmc_target, num_chains=16, num_draws=100, num_burnin=60)
+    t = short(built, nbeta, 1.0)
+    local = shifted_target(built, nbeta, 1.0, case=fc, n=case.n)
+    assert t.source.startswith("λ_β(γ), HMC") and 0 < t.sigma < 0.12
+    assert abs(t.value - local.value) < 4 * t.sigma + 0.05  # 0.05: the O(γ/(nβh)) terms
+    # the localisation matters: at γ = 10⁴ ≫ nβh the chains hardly leave w*
+    assert short(built, nbeta, 1e4).value < 0.5 * t.value
+
+
+def test_a_non_origin_case_runs_through_the_estimator_against_its_hmc_target():
+    case = next(c for c in battery("fast") if "A surjective" in c.name)
+    assert case.target is hmc_target  # λ_β(γ), not the local λ (docstring of the battery)
+    quick = replace(case, target=partial(hmc_target, num_chains=16, num_draws=60, num_burnin=40))
+    short = partial(default_estimator, num_burnin=100, num_draws=200)
+    (rec,) = calibrate(short, [quick], seeds=(0,)).records
+    assert math.isfinite(rec.z) and rec.stderr > 0 and 0 < rec.target_sigma < 0.4
+    assert abs(rec.estimate - rec.target) < 2.0
 
 
 def test_numerical_rank_decision_at_a_noisy_factorisation():

@@ -14,7 +14,8 @@ output-major. Orderings do not affect ranks.
 
 Modules, each importing only those before it: :mod:`~rlct.quadratic.point` (exact validated
 points) ← :mod:`~rlct.quadratic.jacobians` (Jacobian, exact rank, structural bounds) ←
-:mod:`~rlct.quadratic.generic` (generic rank by random primes) ←
+:mod:`~rlct.quadratic.generic` (generic rank by random primes), and
+:mod:`~rlct.quadratic.fit` (whether a trained point fits its targets, exactly) ←
 :mod:`~rlct.quadratic.coefficient` (λ at a point); and :mod:`~rlct.quadratic.datasets` ←
 :mod:`~rlct.quadratic.hypotheses` ← :mod:`~rlct.quadratic.theorems` (the paper's closed forms) ←
 :mod:`~rlct.quadratic.check` (closed forms against the exact λ).

@@ -6,12 +6,13 @@ import sympy as sp
 
 from .._validate import count, flag, seconds_value
 from ..algebra.ranks import TARGET_FAILURE
-from ..errors import InvalidSeedError
+from ..errors import InvalidSeedError, InvalidShapeError
 from ..result import RLCT, Condition
+from .fit import fit_condition, parse_targets
 from .generic import generic_rank_certificate
 from .ideal import ideal_llc
 from .jacobians import fibre_dimension, num_parameters, rank_at
-from .point import has_float_entries, parse_point
+from .point import Point, has_float_entries, parse_point
 
 __all__ = ["llc"]
 
@@ -23,11 +24,14 @@ def llc(
     centered: bool = False,
     *,
     b: object = None,
+    Y: object = None,
+    c: object = None,
     seed: int = 0,
     allow_probabilistic: bool = True,
     search_seconds: float = 10.0,
 ) -> RLCT:
-    """The local learning coefficient λ at the true parameter θ* = (W, V) (and b).
+    """The local learning coefficient λ at the true parameter θ* = (W, V) (and b), or at a trained
+    point with its targets Y (n × p, with the output biases c where there are biases).
 
     The loss. Without data: K(θ) ≍ ‖Φ(θ) − Φ(θ*)‖² (squared loss, realizable at θ*, population
     inputs whose quadratic features have a positive-definite second-moment matrix, so that the
@@ -46,6 +50,12 @@ def llc(
       semicontinuity) constant near θ*; by the constant-rank theorem K ≍ |z|² in r local
       coordinates z, so λ = r/2 and m = 1.
 
+    At a trained point (``Y`` given) whether θ* fits the targets exactly is decided in exact
+    arithmetic (:mod:`rlct.quadratic.fit`) and recorded as a condition: where it fits, the
+    loss minus its minimum is the K above and the answer stands; where it does not (a float
+    point never fits exactly), the answer is that of the targets the network itself outputs,
+    returned as bounds with the failed condition (not exact).
+
     Otherwise (the rank drops) the bounds r/2 ≤ λ ≤ (N − k)/2 are proven, and neither r/2 nor
     r_gen/2 is the answer in general (Φ = x² gives K = x⁴ and λ = 1/4, between 0/2 and 1/2). For
     networks of at most 12 parameters the exact layer then resolves the loss itself,
@@ -63,10 +73,37 @@ def llc(
     statement gives δ; with ``False`` it is recorded as undecided and the result is not exact.
     """
     pt = parse_point(W, V, X, centered, b)
+    fit = None if Y is None else fit_condition(pt, *parse_targets(Y, c, pt))
+    if Y is None and c is not None:
+        raise InvalidShapeError("the output biases c are read with targets Y only: give Y")
     floats = _float_note(W, V, X, b)
     seed = count(seed, "seed", 0, InvalidSeedError)
     allow_probabilistic = flag(allow_probabilistic, "allow_probabilistic")
     search_seconds = seconds_value(search_seconds, "search_seconds")
+    result = _at_point(pt, floats, seed, allow_probabilistic, search_seconds)
+    return result if fit is None else _with_fit(result, fit)
+
+
+def _with_fit(result: RLCT, fit: Condition) -> RLCT:
+    """``result`` resting also on whether θ* fits the targets: unchanged (one more proven
+    condition) where it does, bounds on the self-generated targets' λ where it does not."""
+    conditions = (fit, *result.conditions)
+    if fit.status is True and result.exact:
+        return RLCT.exact_value(result.lam, result.mult, result.method, conditions)
+    method = result.method
+    if fit.status is not True:
+        method += " — for the targets f_θ*(x_i) the network outputs, not the Y given"
+    return RLCT.bounds(result.lower, result.upper, method, conditions)
+
+
+def _at_point(
+    pt: Point,
+    floats: tuple[Condition, ...],
+    seed: int,
+    allow_probabilistic: bool,
+    search_seconds: float,
+) -> RLCT:
+    """λ at the validated point (``llc``'s docstring) for the loss of its own outputs."""
     r = rank_at(pt)
     N = num_parameters(pt.d, pt.p, pt.K, pt.bias)
     k = fibre_dimension(pt)

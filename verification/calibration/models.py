@@ -16,9 +16,14 @@ Targets:
 * ``laplace_target`` — ½Σ nβh/(nβh + γ + α) over the positive eigenvalues h of the exact Hessian
   of L_n at a minimum ŵ (float64 autograd), for a regular point; σ = 0;
 * ``shifted_target`` — linear networks at their true parameter w*:
-  λ − (m−1)/log nβ − nβ·(L_n(w*) − min L_n) (``catalogue._shifted_target``), with
+  λ − (m−1)/log nβ − nβ·(L_n(w*) − min L_n) (``targets.true_parameter_target``), with
   σ = √((½(m−1)/log nβ)² + (β·λ)²), β = nβ/n (the catalogue's systematic, combined the same way
-  as ``crosscheck.decide`` combines σ_bias and ``systematic``).
+  as ``crosscheck.decide`` combines σ_bias and ``systematic``);
+* ``hmc_target`` — linear networks away from the origin: λ_β(γ) of the same L_n, in closed form
+  through its sufficient statistics (``targets.linear_network_potential``), by Metropolis-adjusted
+  HMC (``numeric.hmc_llc_potential``, a fixed seed); σ = its standard error. The local λ is the
+  estimand only where 1/d² ≪ γ ≪ nβ·h (d the distance to a more singular point of the zero set,
+  benchmarks/RESULTS.md "Away from the origin"), so there λ_β(γ) itself is the target.
 """
 
 from __future__ import annotations
@@ -36,10 +41,16 @@ from numeric.backend.linalg import one_thread
 from numeric.potential.reference import GaussianLinear, expected_llc
 
 from ..cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
-from ..crosschecks import ShiftedTarget, _minimise, _shifted_target
+from ..crosschecks import _minimise
+from ..errors import VerificationError
 from ..models import polynomial_potential, regression_problem
+from ..targets import ShiftedTarget, linear_network_reference, true_parameter_target
 
-__all__ = ["Built", "Target"]
+__all__ = ["Built", "Target", "TargetError"]
+
+
+class TargetError(VerificationError):
+    """A target that cannot be trusted at these settings (its own sampler flagged an error)."""
 
 
 @dataclass(frozen=True)
@@ -206,9 +217,37 @@ def shifted_target(
     least quartically, and the catalogue's target (this one) is used at γ = 1."""
     del gamma
     exact = case.exact()
-    shifted = _shifted_target(case, built.aux["problem"], exact, nbeta)
+    shifted = true_parameter_target(case, built.aux["problem"], exact, nbeta)
     systematic = float(exact.lam) * nbeta / n
     return Target(shifted.value, math.hypot(shifted.abserr, systematic), ShiftedTarget.source)
+
+
+def hmc_target(
+    built: Built,
+    nbeta: float,
+    gamma: float,
+    *,
+    num_chains: int = 8,
+    num_draws: int = 300,
+    num_burnin: int = 100,
+    seed: int = 0,
+) -> Target:
+    """λ_β(γ) of a linear network's L_n by HMC on its closed form
+    (``targets.linear_network_reference``), ± its standard error; ``TargetError`` where the HMC run
+    has an error finding (its number is then no reference)."""
+    ref = linear_network_reference(
+        built.aux["problem"],
+        nbeta,
+        gamma,
+        num_chains=num_chains,
+        num_draws=num_draws,
+        num_burnin=num_burnin,
+        seed=seed,
+    )
+    if not ref.usable:
+        error = next(f for f in ref.hmc.diagnostics if f.severity == "error")
+        raise TargetError(f"the HMC reference is not usable here: {error}")
+    return Target(ref.value, ref.abserr, "λ_β(γ), HMC on the closed-form L_n")
 
 
 # ---- quadratic networks at a minimum: the Laplace value ------------------------------------------
