@@ -28,6 +28,7 @@ from verification.calibration import default_estimator
 from verification.calibration.models import hmc_target
 
 FULL = battery()
+NETWORK_FAMILIES = ("reduced-rank regression", "deep linear network")
 BY_NAME = {c.name: c for c in FULL}
 SHORT = partial(default_estimator, num_burnin=100, num_draws=200)
 
@@ -195,6 +196,9 @@ def test_the_full_battery_spans_the_families():
     large = [c for c in FULL if c.large]
     assert len(large) >= 2 and all(400 <= c.dim <= 2_000 and c.n == 20_000 for c in large)
     assert not any(c.large for c in FULL if c.dim < 400)
+    # linear networks: λ_β(γ) by HMC below 400 parameters, the shifted target above
+    nets = [c for c in FULL if c.family in NETWORK_FAMILIES or "away from" in c.family]
+    assert len(nets) == 13 + 25 and all((c.target is hmc_target) == (not c.large) for c in nets)
     fast = battery("fast")
     assert 6 <= len(fast) <= 10 and all(
         c.dim <= 10 and BY_NAME[c.name].family == c.family for c in fast

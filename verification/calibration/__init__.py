@@ -1,7 +1,8 @@
 """The calibration battery and its harness: an LLC estimator scored against exact targets.
 
-``battery()`` is the list of models with a known target (λ_β by quadrature or closed form, or
-λ with its finite-n shift and that shift's uncertainty); ``calibrate(estimator, cases)`` runs an
+``battery()`` is the list of models with a known target (λ_β by quadrature, a closed form or
+HMC on a linear network's closed-form loss, or λ with its finite-n shift and that shift's
+uncertainty for the largest networks); ``calibrate(estimator, cases)`` runs an
 estimator on them and returns a ``CalibrationReport``: each estimate's z against its target, the
 confusion matrix of error findings against correct and wrong estimates, every finding code's
 firing rates, coverage and wall times. ``paper_sgld_estimator`` (the paper procedure) and

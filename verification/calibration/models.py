@@ -15,11 +15,12 @@ Targets:
   ``GaussianLinear``, which includes a gradient at w*); σ = its rounding bound;
 * ``laplace_target`` — ½Σ nβh/(nβh + γ + α) over the positive eigenvalues h of the exact Hessian
   of L_n at a minimum ŵ (float64 autograd), for a regular point; σ = 0;
-* ``shifted_target`` — linear networks at their true parameter w*:
+* ``shifted_target`` — the large linear networks at their true parameter w*:
   λ − (m−1)/log nβ − nβ·(L_n(w*) − min L_n) (``targets.true_parameter_target``), with
   σ = √((½(m−1)/log nβ)² + (β·λ)²), β = nβ/n (the catalogue's systematic, combined the same way
   as ``crosscheck.decide`` combines σ_bias and ``systematic``);
-* ``hmc_target`` — linear networks away from the origin: λ_β(γ) of the same L_n, in closed form
+* ``hmc_target`` — linear networks below 400 parameters, at the origin, their true parameter or
+  any factorisation of it: λ_β(γ) of the same L_n, in closed form
   through its sufficient statistics (``targets.linear_network_potential``), by Metropolis-adjusted
   HMC (``numeric.hmc_llc_potential``, a fixed seed); σ = its standard error. The local λ is the
   estimand only where 1/d² ≪ γ ≪ nβ·h (d the distance to a more singular point of the zero set,
