@@ -24,7 +24,7 @@ from verification.cases import FactorisedCase
 from verification.experiments.local_rank import local_rank
 from verification.factorisations import chain, disguise, intervals_of, network_points
 from verification.strategies import factorised_networks
-from verification.targets import linear_network_potential
+from verification.targets import linear_network_potential, linear_network_reference
 
 
 def _generators(case: FactorisedCase) -> tuple[list[sp.Expr], list[sp.Symbol]]:
@@ -222,3 +222,33 @@ def test_contradicting_rank_decisions_give_no_lambda():
     got = local_rank([torch.eye(3, **f64), W2, torch.diag(torch.tensor([1.0, 1e-3], **f64))])
     assert (got.layer_ranks, got.product_rank) == ("3,2,2", 1) and not got.exact
     assert math.isnan(got.lam) and "r(1,3) = 1" in got.lam_exact and "contradict" in got.lam_exact
+
+
+def test_the_catalogues_non_origin_check_compares_with_the_hmc_reference(monkeypatch):
+    """The report's networks away from the origin are decided against λ_β(γ) by HMC at the
+    estimate's own nβ and γ, not against the local λ (short chains and a short HMC run here)."""
+    import numeric
+    from verification import crosschecks
+    from verification.factorisations import report_points
+
+    seen = []
+
+    def short_hmc(prob, nbeta, gamma, **kw):
+        ref = linear_network_reference(prob, nbeta, gamma, num_chains=16, num_draws=60,
+                                       num_burnin=40)  # fmt: skip
+        seen.append(ref)
+        return ref
+
+    monkeypatch.setattr(crosschecks, "linear_network_reference", short_hmc)
+    monkeypatch.setattr(
+        crosschecks.numeric,
+        "estimate_llc",
+        partial(numeric.estimate_llc, num_burnin=100, num_draws=200, progress=False),
+    )
+    case = next(c for c in report_points() if "1-1-2-3" in c.name)  # λ_loc 3/2, global 1/2
+    check = crosschecks._run_regression(case, crosschecks.Settings(num_chains=4), 0)
+    (ref,) = seen
+    assert ref.nbeta == pytest.approx(check.nbeta) and ref.gamma == 1.0
+    assert check.reference == pytest.approx(ref.value) and check.target == pytest.approx(ref.value)
+    assert check.exact.lam == sp.Rational(3, 2)  # the exact side stays the local λ
+    assert ref.value < 0.8  # λ_β(γ = 1) sits near the global 1/2, far below the local 3/2
