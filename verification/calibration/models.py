@@ -223,28 +223,12 @@ def shifted_target(
     return Target(shifted.value, math.hypot(shifted.abserr, systematic), ShiftedTarget.source)
 
 
-def hmc_target(
-    built: Built,
-    nbeta: float,
-    gamma: float,
-    *,
-    num_chains: int = 8,
-    num_draws: int = 300,
-    num_burnin: int = 100,
-    seed: int = 0,
-) -> Target:
+def hmc_target(built: Built, nbeta: float, gamma: float, **hmc: Any) -> Target:
     """λ_β(γ) of a linear network's L_n by HMC on its closed form
-    (``targets.linear_network_reference``), ± its standard error; ``TargetError`` where the HMC run
-    has an error finding (its number is then no reference)."""
-    ref = linear_network_reference(
-        built.aux["problem"],
-        nbeta,
-        gamma,
-        num_chains=num_chains,
-        num_draws=num_draws,
-        num_burnin=num_burnin,
-        seed=seed,
-    )
+    (``targets.linear_network_reference``, whose keywords ``hmc`` are: chains, draws, burn-in,
+    seed), ± its standard error; ``TargetError`` where the HMC run has an error finding (its
+    number is then no reference)."""
+    ref = linear_network_reference(built.aux["problem"], nbeta, gamma, **hmc)
     if not ref.usable:
         error = next(f for f in ref.hmc.diagnostics if f.severity == "error")
         raise TargetError(f"the HMC reference is not usable here: {error}")
