@@ -115,6 +115,7 @@ class LinearNetworkReference:
     nbeta: float
     gamma: float
     hmc: HMCReference
+    source = "λ_β(γ), HMC on the closed-form L_n"
 
     @property
     def usable(self) -> bool:

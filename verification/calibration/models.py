@@ -232,7 +232,7 @@ def hmc_target(built: Built, nbeta: float, gamma: float, **hmc: Any) -> Target:
     if not ref.usable:
         error = next(f for f in ref.hmc.diagnostics if f.severity == "error")
         raise TargetError(f"the HMC reference is not usable here: {error}")
-    return Target(ref.value, ref.abserr, "λ_β(γ), HMC on the closed-form L_n")
+    return Target(ref.value, ref.abserr, ref.source)
 
 
 # ---- quadratic networks at a minimum: the Laplace value ------------------------------------------
