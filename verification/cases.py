@@ -8,6 +8,7 @@ either into something :mod:`numeric` can sample.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -44,6 +45,11 @@ class PotentialCase:
         return rlct.from_polynomial(self.K, self.variables, self.prior)
 
 
+def network_dim(widths: tuple[int, ...]) -> int:
+    """Parameters of a linear network with these widths (input first): Σ h_(k−1)·h_k."""
+    return sum(a * b for a, b in itertools.pairwise(widths))
+
+
 @dataclass(frozen=True)
 class RRRCase:
     """Reduced rank regression y = BAx (A: H×M, B: N×H) with a true map of rank r."""
@@ -61,6 +67,11 @@ class RRRCase:
     def widths(self) -> tuple[int, ...]:
         return (self.M, self.H, self.N)
 
+    @property
+    def dim(self) -> int:
+        """The number of parameters: Σ h_(k−1)·h_k over the layers."""
+        return network_dim(self.widths)
+
     def exact(self) -> RLCT:
         return rlct.reduced_rank_regression(self.M, self.N, self.H, self.r)
 
@@ -72,6 +83,11 @@ class DLNCase:
     widths: tuple[int, ...]
     r: int
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def dim(self) -> int:
+        """The number of parameters: Σ h_(k−1)·h_k over the layers."""
+        return network_dim(self.widths)
 
     @property
     def name(self) -> str:
@@ -140,6 +156,11 @@ class FactorisedCase:
     @property
     def widths(self) -> tuple[int, ...]:
         return (len(self.layers[0][0]), *(len(w) for w in self.layers))
+
+    @property
+    def dim(self) -> int:
+        """The number of parameters: Σ h_(k−1)·h_k over the layers."""
+        return network_dim(self.widths)
 
     def _matrices(self) -> list[sp.Matrix]:
         return [sp.Matrix(w) for w in self.layers]

@@ -8,7 +8,6 @@ to worker processes or a Ray cluster.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable
@@ -110,10 +109,6 @@ def _regression_name(case: RRRCase | DLNCase | PotentialCase) -> str:
 HMC_MAX_PARAMS = 400  # linear networks below this size get the HMC reference (minutes above)
 
 
-def _num_params(case: RRRCase | DLNCase | FactorisedCase) -> int:
-    return sum(a * b for a, b in itertools.pairwise(case.widths))
-
-
 def _run_regression(case: RRRCase | DLNCase | PotentialCase, s: Settings, seed: int) -> CrossCheck:
     """SGLD on the regression loss at the most singular true parameter.
 
@@ -142,7 +137,7 @@ def _run_regression(case: RRRCase | DLNCase | PotentialCase, s: Settings, seed: 
         # the estimator's exact target for this data: quadrature of the same L_n
         w0 = prob.params["w"].tolist()
         ref = expected_llc(prob.potential, w0, nbeta=est.nbeta, gamma=est.config.gamma)
-    elif not isinstance(case, PotentialCase) and _num_params(case) < HMC_MAX_PARAMS:
+    elif not isinstance(case, PotentialCase) and case.dim < HMC_MAX_PARAMS:
         # the estimand is λ_β(γ) itself (by HMC on the closed-form L_n), not λ or the local λ
         hmc = linear_network_reference(prob, est.nbeta, est.config.gamma, seed=seed)
         ref = hmc if hmc.usable else replace(hmc, value=math.nan)

@@ -33,7 +33,6 @@ near w*, and the local λ is the estimand only where 1/d² ≪ γ ≪ nβ·h (be
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -132,8 +131,7 @@ def _linear_cases() -> list[BatteryCase]:
 
 
 def _network(case: RRRCase | DLNCase | FactorisedCase, family: str, n: int = N) -> BatteryCase:
-    widths = case.widths
-    dim = sum(a * b for a, b in itertools.pairwise(widths))
+    dim = case.dim
     build = partial(bm.build_network, case=case, n=n)
     large = dim >= 400
     if large:  # HMC would take many minutes: the shifted target and its systematic
