@@ -88,14 +88,15 @@ def fit_condition(pt: Point, Y: np.ndarray, c: np.ndarray | None) -> Condition:
     if pt.centered:
         resid = resid - resid.sum(axis=0) / resid.shape[0]
     what = "P⊥(f_θ*(x_i) − y_i) = 0" if pt.centered else "f_θ*(x_i) = y_i"
-    worst = max(abs(r) for r in resid.flat)
+    sizes = [abs(r) for r in resid.flat]
+    worst = max(sizes)
     if worst == 0:
         return Condition(
             f"θ* fits the targets exactly: {what} for each of the n = {pt.n} inputs (exact "
             "arithmetic), so the loss minus its minimum is (1/n)Σ_i‖f_θ(x_i) − f_θ*(x_i)‖²",
             True,
         )
-    i, k = np.unravel_index(int(np.argmax([abs(r) for r in resid.flat])), resid.shape)
+    i, k = np.unravel_index(sizes.index(worst), resid.shape)
     mse = sum(r * r for r in resid.flat) / resid.shape[0]
     return Condition(
         f"θ* fits the targets exactly ({what} for every i): it does not; the largest residual is "
