@@ -221,17 +221,19 @@ print(v)
 # ## 3. In two dimensions: drift along a partially degenerate line, sticking to a fully degenerate
 # one (Figs 2, 3, 5, 6)
 #
-# The trajectories start on the line w₁ = 0 at 0.4 ≤ |w₂| ≤ 1, as in the post, with fresh batches
+# The trajectories start *near* the line, at |w₁| ≤ 0.05 and 0.4 ≤ |w₂| ≤ 1, with fresh batches
 # every step (the population loss; with a fixed data set of n pairs the zero set of L_n is
 # Q = b/a with b = mean x·y ~ n^(−1/2), a curve that keeps |w| ≥ |b/a|^(1/(4+d)) and blocks the drift,
-# a finite-n effect the post does not discuss). On the fully degenerate line every batch gradient is
-# exactly zero (Q = ∇Q = 0 there). A second pair of runs starts in a box around the line
-# (|w₁| ≤ 0.3) to show the approach.
+# a finite-n effect the post does not discuss). The verdict reads the change of |w₂|, the
+# coordinate along the line, from step `steps // 10` on (r also shrinks while |w₁| settles onto the
+# line, which is not a drift along it). Runs started exactly on the line, as in the post, are a
+# sanity check only: on the fully degenerate line every batch gradient is exactly zero there
+# (Q = ∇Q = 0), so those trajectories cannot move and cannot test the claim (issue 62).
 
 # %%
 runs2 = {}
 for d in (1, 2):
-    for start, box in (("line", (0.0, 0.4, 1.0)), ("box", (0.3, 0.4, 1.0))):
+    for start, box in (("line", (0.0, 0.4, 1.0)), ("near", (0.05, 0.4, 1.0))):
         runs2[d, start] = drift(
             Poly2D(d),
             lr=0.03,
@@ -253,17 +255,19 @@ for (d, start), r in runs2.items():
         r.record_steps,
         r.mean_r,
         ls="-" if start == "line" else "--",
-        label=f"d={d}, start on {start}",
+        label=f"d={d}, started {'on' if start == 'line' else 'near'} the line",
     )
 ax[0].set(xlabel="SGD step", ylabel="mean distance to origin")
 ax[0].legend()
 for i, d in enumerate((1, 2)):
-    f = runs2[d, "box"].final
+    f = runs2[d, "near"].final
     ax[1 + i].scatter(f[:, 0], f[:, 1], s=3)
-    ax[1 + i].set(title=f"d={d}: end of the box runs", xlabel="w₁", ylabel="w₂", xlim=(-0.35, 0.35))
+    ax[1 + i].set(
+        title=f"d={d}: end of the near runs", xlabel="w₁", ylabel="w₂", xlim=(-0.06, 0.06)
+    )
 plt.tight_layout()
 plt.show()
-v = drift_verdict(runs2[1, "line"], runs2[2, "line"], post[1], post[2])
+v = drift_verdict(runs2[1, "near"], runs2[2, "near"], post[1], post[2])
 verdicts.append(v)
 print(v)
 

@@ -230,14 +230,18 @@ def test_saddle_verdict_rule():
     def sp_(k, llc, gamma=1.0):
         return SaddlePoint(0, 1.0, k, float(k + 1), gamma, _pt(llc))
 
-    up = [sp_(0, 0.1), sp_(1, 1.0), sp_(1, 1.1), sp_(2, 2.0)]
+    up = [sp_(0, 0.9), sp_(1, 2.0), sp_(1, 2.1), sp_(2, 3.1)]  # λ_k = k + 1
     assert saddle_verdict(up).outcome == "reproduced"
+    # steps up, but far below λ_k (λ̂/λ_k = 0.1, 0.25, 0.33): not "near the λ of the learned rank"
+    low = [sp_(0, 0.1), sp_(1, 0.5), sp_(2, 1.0)]
+    v = saddle_verdict(low)
+    assert v.outcome == "not reproduced" and "near λ_k (within 25% at every rank): no" in v.sentence
     assert saddle_verdict([sp_(0, 0.1), sp_(1, 0.15)]).outcome == "not reproduced"
     assert saddle_verdict([sp_(0, 1.0), sp_(1, 0.2)]).outcome == "not reproduced"
     assert saddle_verdict([sp_(1, 1.0)]).outcome == "inconclusive"
     # negative at the saddles with γ = 1, rising with γ = 1000: after a correction
     negative = [sp_(0, -80.0), sp_(1, -20.0), sp_(2, 5.0)]
-    held = [sp_(0, 0.5, 1000.0), sp_(1, 1.5, 1000.0), sp_(2, 2.5, 1000.0)]
+    held = [sp_(0, 0.9, 1000.0), sp_(1, 1.9, 1000.0), sp_(2, 2.8, 1000.0)]
     v = saddle_verdict(negative + held)
     assert v.outcome == "reproduced after a correction"
     assert "2 of 3 estimates invalid" in v.sentence

@@ -10,7 +10,7 @@ import sympy as sp
 import torch
 
 from verification.experiments.sticky import _hazard, basin_masses, elasticity, escape
-from verification.experiments.sticky_2d import drift, noise_vs_hessian, power_law
+from verification.experiments.sticky_2d import drift, drift_verdict, noise_vs_hessian, power_law
 from verification.experiments.sticky_models import (
     Data,
     Poly1D,
@@ -143,6 +143,24 @@ def test_sgd_started_on_a_fully_degenerate_line_never_moves():
         box=(0.0, 0.4, 1.0),
     )
     assert r.rel_change == 0 and r.line_distance_end == 0
+    assert r.along_change == 0 and r.along_change_stderr == 0
+    with pytest.raises(ValueError, match="near the lines"):
+        drift_verdict(r, r, [0.1, 0.2], [0.1, 0.2])
+
+
+def test_drift_verdict_reads_runs_started_near_the_lines():
+    """Started near (not on) the lines, both move along them; the partially degenerate one drifts
+    toward the origin (z < −3), the fully degenerate one over ten times slower but not exactly 0."""
+    kw = dict(lr=0.03, batch_size=30, n=None, num_trajectories=200, steps=2000)
+    partial = drift(Poly2D(1), seed=1, box=(0.05, 0.4, 1.0), **kw)
+    full = drift(Poly2D(2), seed=2, box=(0.05, 0.4, 1.0), **kw)
+    assert partial.along_change < -3 * partial.along_change_stderr
+    assert full.along_change != 0 and abs(full.along_change) < 0.1 * abs(partial.along_change)
+    v = drift_verdict(partial, full, [0.1, 0.3], [0.1, 0.4])
+    assert v.outcome == "reproduced"
+    assert drift_verdict(partial, full, [0.1, 0.3], [0.4, 0.1]).outcome == "not reproduced"
+    # a "full" line that drifts as fast as the partial one does not stick
+    assert drift_verdict(partial, partial, [0.1, 0.3], [0.1, 0.4]).outcome == "not reproduced"
 
 
 def test_noise_covariance_is_proportional_to_the_hessian_at_a_regular_zero():

@@ -55,6 +55,9 @@ class LocalRank(Record):
     lam_exact: str
     mult: int
     exact: bool
+    # the closed form's bounds (both λ where exact; NaN where the decision failed)
+    lower: float = math.nan
+    upper: float = math.nan
 
 
 def local_rank(layers: Sequence[torch.Tensor], rel_tol: float = DEFAULT_REL_TOL) -> LocalRank:
@@ -114,4 +117,6 @@ def local_rank(layers: Sequence[torch.Tensor], rel_tol: float = DEFAULT_REL_TOL)
         lam_exact=str(exact.lam) if exact.exact else f"[{exact.lower}, {exact.upper}]",
         mult=int(exact.mult or 1) if exact.exact else 0,
         exact=bool(exact.exact),
+        lower=float(exact.lam if exact.exact else exact.lower),
+        upper=float(exact.lam if exact.exact else exact.upper),
     )

@@ -157,10 +157,12 @@ def sgld_step(
     return out
 
 
-def _generator(seed: int | torch.Generator) -> torch.Generator:
+def _generator(seed: int | torch.Generator, device: torch.device) -> torch.Generator:
+    """The user's generator, or one seeded on ``device`` (draws then stay on the chains' device;
+    on the CPU the stream is the one devinterp draws from the same seed)."""
     if isinstance(seed, torch.Generator):
         return seed
-    return torch.Generator().manual_seed(check_int("seed", seed, 0, MAX_SEED))
+    return torch.Generator(device=device).manual_seed(check_int("seed", seed, 0, MAX_SEED))
 
 
 def _check_options(options: object) -> PaperSGLDOptions:
@@ -185,7 +187,8 @@ def _run(
     for t in range(steps):
         loss, grad = loss_grad(w, t)
         trace[:, t] = loss
-        noise = torch.randn(w.shape, generator=gen, dtype=w.dtype, device=w.device)
+        noise = torch.randn(w.shape, generator=gen, dtype=w.dtype, device=gen.device)
+        noise = noise.to(w.device)
         w = sgld_step(
             w, grad, w_star, noise, step_size=options.step_size, nbeta=nbeta[0],
             gamma=options.gamma, bounding_box=options.bounding_box,
@@ -226,8 +229,8 @@ def paper_sgld(
     with samples on the first axis. Vectorised over chains (``torch.func.vmap`` of the loss)."""
     t0 = time.perf_counter()
     options = _check_options(PaperSGLDOptions() if options is None else options)
-    gen = _generator(seed)
     w_star, spec, loss_fn = flat_params(loss_fn, params, dtype=None, device=None)
+    gen = _generator(seed, w_star.device)
     data = to_device(as_data(data), w_star.device, w_star.dtype)
     n = data_len(data)
     if options.batch_size > n:
@@ -247,7 +250,11 @@ def paper_sgld(
         else:
             j = t % per_epoch
             if j == 0:  # a new epoch: each chain's own shuffle
-                order[:] = [torch.argsort(torch.rand(c, n, generator=gen), dim=1).to(w.device)]
+                order[:] = [
+                    torch.argsort(torch.rand(c, n, generator=gen, device=gen.device), dim=1).to(
+                        w.device
+                    )
+                ]
             idx = order[0][:, j * b : (j + 1) * b]
         batch = take(data, idx)
         with torch.enable_grad():
@@ -274,8 +281,8 @@ def paper_sgld_potential(
     if options.nbeta == "B/log B":
         raise InvalidArgumentError("nbeta = 'B/log B' needs data; a potential has no batches")
     n = check_int("n", n, 2)
-    gen = _generator(seed)
     w0 = torch.as_tensor(w_star, dtype=torch.float64).reshape(-1)
+    gen = _generator(seed, w0.device)
     init_loss = float(K(w0[None])[0])
 
     def loss_grad(w: Tensor, t: int) -> tuple[Tensor, Tensor]:

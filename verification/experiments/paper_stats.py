@@ -27,10 +27,15 @@ class WelchDiff(Record):
 
     def interval(self, level: float) -> tuple[float, float]:
         """The two-sided ``level`` confidence interval of the difference (t at ``df``)."""
-        from scipy import stats
+        return t_interval(self.diff, self.stderr, self.df, level)
 
-        half = float(stats.t.ppf(0.5 + level / 2, self.df)) * self.stderr
-        return self.diff - half, self.diff + half
+
+def t_interval(center: float, stderr: float, df: float, level: float) -> tuple[float, float]:
+    """center ± t_{(1 + level)/2, df}·stderr: a two-sided Student-t interval."""
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.5 + level / 2, df)) * stderr
+    return center - half, center + half
 
 
 def _values(name: str, values: Sequence[float]) -> np.ndarray:
@@ -70,3 +75,36 @@ def anova_p(groups: Sequence[Sequence[float]]) -> float:
     if len(gs) < 2:
         raise InvalidArgumentError("an ANOVA needs at least two groups")
     return float(stats.f_oneway(*gs).pvalue)
+
+
+@dataclass(frozen=True)
+class LogLogFit(Record):
+    """The least-squares line log y = a + b·log x: slope b, its standard error and degrees of
+    freedom (k − 2), the intercept a and the median of y/x."""
+
+    slope: float
+    stderr: float
+    intercept: float
+    df: int
+    median_ratio: float
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """The two-sided ``level`` confidence interval of the slope (t at ``df``)."""
+        return t_interval(self.slope, self.stderr, self.df, level)
+
+
+def loglog_fit(x: Sequence[float], y: Sequence[float]) -> LogLogFit:
+    """Ordinary least squares of log y on log x (positive values, at least three with two or more
+    distinct x): se(b)² = s²/Σ(log x − mean)², s² the residual variance at k − 2 df."""
+    lx, ly = np.log(_values("x", x)), np.log(_values("y", y))
+    if lx.size != ly.size or lx.size < 3 or not np.isfinite(lx).all() or not np.isfinite(ly).all():
+        raise InvalidArgumentError("a log–log fit needs at least three pairs of positive values")
+    sxx = float(((lx - lx.mean()) ** 2).sum())
+    if sxx == 0:
+        raise InvalidArgumentError("a log–log fit needs at least two distinct x")
+    b = float(((lx - lx.mean()) * (ly - ly.mean())).sum() / sxx)
+    a = float(ly.mean() - b * lx.mean())
+    resid = ly - (a + b * lx)
+    df = lx.size - 2
+    se = math.sqrt(float((resid**2).sum()) / df / sxx)
+    return LogLogFit(b, se, a, df, float(np.median(np.exp(ly - lx))))
