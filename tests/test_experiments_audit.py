@@ -126,3 +126,29 @@ def test_the_report_names_what_each_reference_is() -> None:
     assert record.reference_source.startswith("Laplace")
     assert "Laplace" in _compared_with(record)
     assert record.to_dict()["reference_source"].startswith("Laplace")
+
+
+def test_scaling_verdict_reads_exponents_not_levels() -> None:
+    """λ̂ at a third of the exact λ but proportional to K and to 3p − 1 reproduces the claimed
+    scaling (after a correction: the exact λ is K(3p − 2)/2, not the formula); λ̂ flat in K does
+    not; a two-point series cannot decide."""
+    snap = Snapshot(100, 0.01, 0.02, 1.0, 1.0, 1.0, 1.0)
+
+    def point(p: int, k: int, llc: float) -> ScalingPoint:
+        lam = k * (3 * p - 2) / 2
+        return ScalingPoint(
+            p, k, 500, 40, snap, 1e-8, _llc(llc), _llc(llc), 5.0, 5.0, lam, lam, lam, True, -1,
+            k * (3 * p - 1) / 2, p * 499 / 2, 0.0,
+        )  # fmt: skip
+
+    wobble = (1.002, 0.998, 1.001)  # three points leave 1 df: t_{0.975} = 12.7
+    by_p = [point(p, 16, w * 16 * (3 * p - 1) / 6) for p, w in zip((7, 11, 13), wobble)]
+    by_k = [point(11, k, w * k * 32 / 6) for k, w in zip((8, 16, 32), wobble)]
+    v = scaling_verdict(by_p, by_k)
+    assert v.outcome == "reproduced after a correction"
+    nums = {m.name: m.value for m in v.numbers}
+    assert nums["exponent of λ̂ in K"] == pytest.approx(1.0, abs=0.02)
+    assert nums["exponent of the exact λ in K"] == pytest.approx(1.0, abs=1e-12)
+    flat = [point(11, k, w * 50.0) for k, w in zip((8, 16, 32), wobble)]
+    assert scaling_verdict(by_p, flat).outcome == "not reproduced"
+    assert scaling_verdict(by_p, by_k[:2]).outcome == "inconclusive"

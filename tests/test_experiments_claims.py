@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 import sympy as sp
 import torch
@@ -296,7 +297,15 @@ def test_entropy_verdict_rule():
     lower = pts(a, [10, 11, 12, 10.5]) + pts(b, [7, 8, 7.5, 8.2])
     v = entropy_verdict(lower, a, b)
     assert v.outcome == "reproduced"
-    assert v.to_dict()["difference (entropy-SGD − SGD)"] == pytest.approx(7.675 - 10.875)
+    assert v.to_dict()["paired difference (entropy-SGD − SGD)"] == pytest.approx(7.675 - 10.875)
+    # the same initialisation per seed: a small, consistent shift under a large spread between
+    # seeds is significant paired (Welch's unpaired test would not see it)
+    base = [10.0, 20.0, 30.0, 40.0]
+    shifted = [v - 0.5 + e for v, e in zip(base, [0.05, -0.05, 0.1, -0.1], strict=True)]
+    v = entropy_verdict(pts(a, base) + pts(b, shifted), a, b)
+    d = np.array(shifted) - np.array(base)  # paired t by hand: mean/(sd/√k), df = 3
+    t_hand = d.mean() / (d.std(ddof=1) / 2)
+    assert v.to_dict()["paired t"] == pytest.approx(t_hand) and v.outcome == "reproduced"
     assert (
         entropy_verdict(pts(a, [7, 8, 7.5]) + pts(b, [10, 11, 12]), a, b).outcome
         == "not reproduced"

@@ -154,6 +154,21 @@ def test_tracking_and_lr_verdicts_on_synthetic_runs():
     v = lr_verdict(runs)
     assert v.outcome == "reproduced"
     assert v.numbers[0].value == pytest.approx(-50, rel=1e-9)
+    # three runs whose log GSM falls at t = −2.85 with 1 df: two-sided p ≈ 0.21, one-sided 0.11,
+    # not significant (two standard errors used to pass it); the peak unchanged: inconclusive
+    noisy = [
+        _run(lr, math.exp(g), [10, 20, 12, 5], [1, 2, 3, 2, 1])
+        for lr, g in ((0.001, 0.0), (0.002, -0.4), (0.004, -0.3))
+    ]
+    v = lr_verdict(noisy)
+    p = {m.name: m.value for m in v.numbers}["one-sided p of the GSM slope (t, k − 2 df)"]
+    assert v.outcome == "inconclusive" and 0.05 < p < 0.5
+    # the peak rising with lr, significantly: not reproduced
+    rising = [
+        _run(lr, math.exp(-50 * lr), [10, 40 + 500 * lr, 12, 5], [1, 2, 3, 2, 1])
+        for lr in (0.001, 0.01, 0.02, 0.04)
+    ]
+    assert lr_verdict(rising).outcome == "not reproduced"
 
 
 def test_sensitivity_verdict_counts_falling_slopes():

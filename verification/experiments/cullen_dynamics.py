@@ -149,35 +149,58 @@ def tracking_verdict(run: GrokRun) -> Verdict:
     return Verdict(CLAIM_TRACKING, outcome, nums, sentence + ".")
 
 
+ALPHA = 0.05
+
+
 def lr_verdict(runs: Sequence[GrokRun]) -> Verdict:
-    """Exponential decay of GSM in the learning rate; the peak λ̂ against it."""
+    """Exponential decay of GSM in the learning rate; the peak λ̂ against it.
+
+    Rule (issue 62, fixed before the rerun; it had called a slope significant at two standard
+    errors whatever the degrees of freedom, so 3 runs at 1 df passed at p ≈ 0.2): log GSM on lr
+    by least squares over the k ≥ 3 runs that grokked, one-sided t-test at k − 2 df; the peak λ̂
+    on log lr by weighted least squares with the estimates' own errors, one-sided z-test. Each
+    direction at level ``ALPHA`` = 5%. Reproduced if GSM decays and the peak falls; not
+    reproduced if either goes significantly the other way; inconclusive otherwise."""
     ok = [r for r in runs if r.gsm > 0]
     nums = []
-    decay, peak_falls = False, False
+    decay, grows = False, False
     if len(ok) >= 3:
         x = np.array([r.lr for r in ok])
         y = np.log([r.gsm for r in ok])
         fit = stats.linregress(x, y)
+        one_sided = float(fit.pvalue) / 2  # linregress: two-sided, t at k − 2 df
         nums += [
             Measurement("d log GSM / d lr", float(fit.slope), float(fit.stderr)),
             Measurement("R² of log GSM on lr", float(fit.rvalue**2)),
+            Measurement("one-sided p of the GSM slope (t, k − 2 df)", one_sided),
         ]
-        decay = fit.slope + 2 * fit.stderr < 0
+        decay = fit.slope < 0 and one_sided < ALPHA
+        grows = fit.slope > 0 and one_sided < ALPHA
     lr = np.log([r.lr for r in runs])
     pk = [r.peak for r in runs]
     s, se = weighted_slope(lr, [q.llc for q in pk], [q.stderr for q in pk])
     nums.append(Measurement("d peak λ̂ / d log lr", s, se))
-    peak_falls = s + 2 * se < 0
+    z_crit = float(stats.norm.ppf(1 - ALPHA))
+    peak_falls, peak_rises = s < -z_crit * se, s > z_crit * se
     sentence = (
         "GSM "
-        + ("decays" if decay else "does not decay significantly")
-        + " exponentially with the learning rate over "
-        + f"{len(ok)} runs that grokked; the peak λ̂ "
-        + ("falls" if peak_falls else "does not fall significantly")
-        + f" with it (slope {s:.3g} ± {se:.2g} per unit log lr)"
+        + (
+            "decays exponentially"
+            if decay
+            else "grows exponentially"
+            if grows
+            else "shows no significant exponential trend"
+        )
+        + f" with the learning rate over {len(ok)} runs that grokked; the peak λ̂ "
+        + ("falls" if peak_falls else "rises" if peak_rises else "does not change significantly")
+        + f" with it (slope {s:.3g} ± {se:.2g} per unit log lr; one-sided tests at "
+        + f"{ALPHA:.0%})"
     )
-    outcome = "reproduced" if decay and peak_falls else "not reproduced"
-    if decay != peak_falls:
+    if decay and peak_falls:
+        outcome = "reproduced"
+    elif grows or peak_rises:
+        outcome = "not reproduced"
+    else:
         outcome = "inconclusive"
     return Verdict(CLAIM_LR, outcome, tuple(nums), sentence + ".")
 

@@ -4,12 +4,11 @@ A ReLU MLP with biases is trained on a classification set (small mode: scikit-le
 full mode: MNIST from ``$SLT_MNIST_DIR``) with cross-entropy by SGD with Nesterov momentum and by
 entropy-SGD, from the same initialisations (one per seed), with the same number of minibatch
 gradient evaluations (an entropy-SGD step costs ``inner_steps`` of them). λ̂ at each final point;
-the difference of the means with Welch's t-test and a Mann–Whitney U test.
+the per-seed differences with the paired t-test and the Wilcoxon signed-rank test.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -103,31 +102,44 @@ def minimum_point(
 def entropy_verdict(
     points: Sequence[MinimumPoint], sgd_label: str, esgd_label: str, alpha: float = 0.05
 ) -> Verdict:
-    """Reproduced if entropy-SGD's mean λ̂ is lower with Welch p < ``alpha`` (one-sided); not
-    reproduced if it is higher with p < ``alpha``; inconclusive otherwise."""
+    """Both optimizers start from each seed's initialisation, so the runs are pairs: the paired
+    t-test on the per-seed differences d_s = λ̂_entropy-SGD − λ̂_SGD (df = seeds − 1), with the
+    Wilcoxon signed-rank test beside it. Reproduced if the mean difference is negative with
+    one-sided p < ``alpha``; not reproduced if positive with p < ``alpha``; inconclusive
+    otherwise. (Issue 62 changed Welch's unpaired test to the paired one before the rerun.)"""
     from scipy import stats
 
-    a = np.array([p.estimate.llc for p in points if p.optimizer == sgd_label])
-    b = np.array([p.estimate.llc for p in points if p.optimizer == esgd_label])
+    a_by = {p.seed: p.estimate.llc for p in points if p.optimizer == sgd_label}
+    b_by = {p.seed: p.estimate.llc for p in points if p.optimizer == esgd_label}
+    seeds = sorted(set(a_by) & set(b_by))
+    if len(seeds) < 2:
+        raise InvalidArgumentError(
+            f"the paired test needs at least two seeds run with both optimizers, got {seeds}"
+        )
+    a = np.array([a_by[k] for k in seeds])
+    b = np.array([b_by[k] for k in seeds])
     ma, sa = mean_stderr(a)
     mb, sb = mean_stderr(b)
-    t = stats.ttest_ind(b, a, equal_var=False)
-    u = stats.mannwhitneyu(b, a, alternative="two-sided")
+    md, sd = mean_stderr(b - a)
+    t = stats.ttest_rel(b, a)
+    w = stats.wilcoxon(b - a) if np.any(b != a) else None
     p_lower = t.pvalue / 2 if t.statistic < 0 else 1 - t.pvalue / 2
     p_higher = 1 - p_lower
     flagged = sum(not p.estimate.ok for p in points)
     nums = (
         Measurement(f"λ̂ {sgd_label}", ma, sa),
         Measurement(f"λ̂ {esgd_label}", mb, sb),
-        Measurement("difference (entropy-SGD − SGD)", mb - ma, math.hypot(sa, sb)),
-        Measurement("Welch t", float(t.statistic)),
+        Measurement("paired difference (entropy-SGD − SGD)", md, sd),
+        Measurement("paired t", float(t.statistic)),
         Measurement("one-sided p (entropy-SGD lower)", p_lower),
-        Measurement("Mann–Whitney p (two-sided)", float(u.pvalue)),
+        Measurement("Wilcoxon signed-rank p (two-sided)", float(w.pvalue) if w else 1.0),
         Measurement("estimates with an error finding", flagged),
     )
     text = (
-        f"{len(a)} + {len(b)} seeds: λ̂ {mb:.1f} ± {sb:.1f} ({esgd_label}) against {ma:.1f} ± "
-        f"{sa:.1f} ({sgd_label}), Welch t = {t.statistic:+.2f}, one-sided p = {p_lower:.3g}"
+        f"{len(seeds)} seeds, each optimizer from the seed's initialisation: λ̂ {mb:.1f} ± {sb:.1f} "
+        f"({esgd_label}) against {ma:.1f} ± {sa:.1f} ({sgd_label}), paired difference "
+        f"{md:+.2f} ± {sd:.2f}, t = {t.statistic:+.2f} at {len(seeds) - 1} df, one-sided "
+        f"p = {p_lower:.3g}"
         + (f"; {flagged} estimates carry an error finding" if flagged else "")
         + "."
     )
@@ -153,7 +165,7 @@ def entropy_claim(
     ``progress`` shows a bar and writes each point's λ̂ as it is found (long full-mode runs)."""
     from tqdm.auto import tqdm
 
-    if len(set(seeds)) < 2 or len(set(seeds)) != len(seeds):  # Welch's test: independent runs
+    if len(set(seeds)) < 2 or len(set(seeds)) != len(seeds):  # pairs by seed: each seed once
         raise InvalidArgumentError(f"seeds must list at least two distinct seeds, got {seeds!r}")
     jobs = [(s, spec) for s in seeds for spec in (sgd_spec, esgd_spec)]
     pts = []
