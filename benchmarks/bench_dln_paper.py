@@ -11,7 +11,7 @@ process (one torch thread); run the two side by side:
     python benchmarks/bench_dln_paper.py --arm true --teachers 20 --time-budget 60
 
 (``--time-budget 0`` runs the estimator unbounded: more than 4 minutes per network here, with
-eight draws phases on the first 1,444-parameter teacher, the step-size check among them.)
+eight draws phases on the first 1,444-parameter teacher: settling rounds, each drawn to precision.)
 
 Writes benchmarks/out/dln_paper_{arm}.json (the records, the fit and the verdict).
 """
