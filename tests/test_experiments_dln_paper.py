@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,7 +20,6 @@ from verification.experiments.dln_paper import (
     paper_dln_teacher,
     paper_dln_verdict,
     paper_mse,
-    scaled_options,
     teacher_module,
 )
 from verification.experiments.dln_truth import (
@@ -162,6 +162,6 @@ def test_paper_procedure_and_truth_on_a_small_teacher():
     assert math.isfinite(point.target.llc) and point.controlled, point
     assert abs(point.z) <= 3
     assert abs(point.target.llc - t.local.lam) <= 0.25 * t.local.lam
-    options = scaled_options(3_000, PAPER_OPTIONS)
+    options = replace(PAPER_OPTIONS, num_steps=3_000)
     paper = paper_dln_point(t, n, options, seed=0)
     assert paper.llc == pytest.approx(point.target.llc, rel=0.3)

@@ -35,7 +35,7 @@ import itertools
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -46,6 +46,7 @@ import rlct
 from .._validate import check_int
 from ..errors import InvalidArgumentError
 from .local_rank import LocalRank, local_rank
+from .networks import deep_linear, linear_product
 from .paper_sgld import PaperSGLDOptions, paper_sgld
 from .paper_stats import LogLogFit, loglog_fit
 from .records import Claim, Measurement, Record, Verdict
@@ -159,11 +160,7 @@ def paper_dln_data(
     check_int("n", n, 1)
     g = torch.Generator().manual_seed(seed)
     x = 20 * torch.rand(n, teacher.widths[0], generator=g, dtype=torch.float64) - 10
-    p = teacher.layers()
-    prod = p[0]
-    for W in p[1:]:
-        prod = W @ prod
-    return x.to(dtype), (x @ prod.T).to(dtype)
+    return x.to(dtype), (x @ linear_product(teacher.layers()).T).to(dtype)
 
 
 def paper_mse(pred: Tensor, y: Tensor) -> Tensor:
@@ -172,14 +169,9 @@ def paper_mse(pred: Tensor, y: Tensor) -> Tensor:
 
 
 def teacher_module(teacher: PaperDLNTeacher, dtype: torch.dtype) -> torch.nn.Sequential:
-    """x ↦ W_L⋯W_1 x holding the teacher's layers."""
-    layers = teacher.layers(dtype)
-    net = torch.nn.Sequential(
-        *(torch.nn.Linear(W.shape[1], W.shape[0], bias=False, dtype=dtype) for W in layers)
-    )
-    with torch.no_grad():
-        for lin, W in zip(net, layers, strict=True):
-            lin.weight.copy_(W)
+    """A ``deep_linear`` network holding the teacher's layers."""
+    net = deep_linear(teacher.widths, generator=torch.Generator().manual_seed(0), dtype=dtype)
+    net.load_state_dict({f"{i}.weight": W for i, W in enumerate(teacher.layers(dtype))})
     return net
 
 
@@ -287,8 +279,3 @@ def paper_dln_claim(
             )
     fit, verdict = paper_dln_verdict([(p.teacher.lam, p.llc) for p in points])
     return PaperDLNResult(tuple(points), fit, verdict)
-
-
-def scaled_options(steps: int, options: PaperSGLDOptions = PAPER_OPTIONS) -> PaperSGLDOptions:
-    """The paper's options at ``steps`` steps (burn-in kept as the fraction 0.9)."""
-    return replace(options, num_steps=steps)

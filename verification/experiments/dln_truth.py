@@ -41,6 +41,8 @@ from torch import Tensor
 
 import numeric
 
+from ..models import RegressionProblem
+from ..targets import linear_network_potential
 from .dln_paper import (
     CLAIM,
     PAPER_N,
@@ -61,22 +63,22 @@ HMC_SETTINGS = {"num_chains": 4, "num_draws": 150, "num_burnin": 50}
 
 def paper_dln_potential(teacher: PaperDLNTeacher, x: Tensor) -> Callable[[Tensor], Tensor]:
     """The paper's L_n on inputs ``x`` with noise-free labels, of flat w [..., D] (layers input
-    first, row-major): L_n(w) = ‖(P(w) − P*)·R‖²_F / N with R·Rᵀ = mean_i x_i·x_iᵀ, N outputs."""
+    first, row-major): (2/N)·L_½ with N outputs, L_½ = ½·mean_i ‖y_i − P(w)x_i‖² in closed form
+    through its sufficient statistics (``verification.targets.linear_network_potential``)."""
     layers = teacher.layers(torch.float64)
-    shapes = [W.shape for W in layers]
-    sizes = [W.numel() for W in layers]
-    target = linear_product(layers)
+    params = {f"W{i}": W for i, W in enumerate(layers)}
     x = x.to(torch.float64)
-    s, q = torch.linalg.eigh(x.T @ x / len(x))
-    root = q * s.clamp_min(0).sqrt()
-    outputs = teacher.widths[-1]
+    half, _ = linear_network_potential(
+        RegressionProblem(_half_mse, params, (x, x @ linear_product(layers).T))
+    )
+    scale = 2 / teacher.widths[-1]
+    return lambda w: scale * half(w)
 
-    def loss(w: Tensor) -> Tensor:
-        blocks = w.split(sizes, dim=-1)
-        p = linear_product(b.reshape(*w.shape[:-1], *sh) for b, sh in zip(blocks, shapes))
-        return ((p - target) @ root).square().sum((-1, -2)) / outputs
 
-    return loss
+def _half_mse(p: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
+    x, y = batch
+    prod = linear_product(p[f"W{i}"] for i in range(len(p)))
+    return 0.5 * (y - x @ prod.T).square().sum(-1).mean()
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from .datasets import Dataset
 from .llc import LLCPoint, llc_at
 from .networks import relu_mlp
 from .optimizers import OptimizerSpec
+from .paper_stats import paired
 from .records import Claim, Measurement, Record, Verdict, mean_stderr
 from .training import train
 
@@ -111,34 +112,28 @@ def entropy_verdict(
 
     a_by = {p.seed: p.estimate.llc for p in points if p.optimizer == sgd_label}
     b_by = {p.seed: p.estimate.llc for p in points if p.optimizer == esgd_label}
-    seeds = sorted(set(a_by) & set(b_by))
-    if len(seeds) < 2:
-        raise InvalidArgumentError(
-            f"the paired test needs at least two seeds run with both optimizers, got {seeds}"
-        )
-    a = np.array([a_by[k] for k in seeds])
-    b = np.array([b_by[k] for k in seeds])
+    d = paired(b_by, a_by, "λ̂")
+    a = np.array([a_by[k] for k in d.seeds])
+    b = np.array([b_by[k] for k in d.seeds])
     ma, sa = mean_stderr(a)
     mb, sb = mean_stderr(b)
-    md, sd = mean_stderr(b - a)
-    t = stats.ttest_rel(b, a)
     w = stats.wilcoxon(b - a) if np.any(b != a) else None
-    p_lower = t.pvalue / 2 if t.statistic < 0 else 1 - t.pvalue / 2
+    p_lower = d.p / 2 if d.t < 0 else 1 - d.p / 2
     p_higher = 1 - p_lower
     flagged = sum(not p.estimate.ok for p in points)
     nums = (
         Measurement(f"λ̂ {sgd_label}", ma, sa),
         Measurement(f"λ̂ {esgd_label}", mb, sb),
-        Measurement("paired difference (entropy-SGD − SGD)", md, sd),
-        Measurement("paired t", float(t.statistic)),
+        Measurement("paired difference (entropy-SGD − SGD)", d.diff, d.stderr),
+        Measurement("paired t", d.t),
         Measurement("one-sided p (entropy-SGD lower)", p_lower),
         Measurement("Wilcoxon signed-rank p (two-sided)", float(w.pvalue) if w else 1.0),
         Measurement("estimates with an error finding", flagged),
     )
     text = (
-        f"{len(seeds)} seeds, each optimizer from the seed's initialisation: λ̂ {mb:.1f} ± {sb:.1f} "
+        f"{len(d.seeds)} seeds, each optimizer from the seed's initialisation: λ̂ {mb:.1f} ± {sb:.1f} "
         f"({esgd_label}) against {ma:.1f} ± {sa:.1f} ({sgd_label}), paired difference "
-        f"{md:+.2f} ± {sd:.2f}, t = {t.statistic:+.2f} at {len(seeds) - 1} df, one-sided "
+        f"{d.diff:+.2f} ± {d.stderr:.2f}, t = {d.t:+.2f} at {len(d.seeds) - 1} df, one-sided "
         f"p = {p_lower:.3g}"
         + (f"; {flagged} estimates carry an error finding" if flagged else "")
         + "."

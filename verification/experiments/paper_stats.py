@@ -7,7 +7,7 @@ Every value here is a list of independent per-chain (per-run) estimates.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +59,39 @@ def welch(a: Sequence[float], b: Sequence[float]) -> WelchDiff:
     df = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
     p = float(2 * stats.t.sf(abs(diff) / se, df))
     return WelchDiff(diff, se, float(df), p)
+
+
+@dataclass(frozen=True)
+class PairedDiff(Record):
+    """mean(a) − mean(b) over the seeds in both, the standard error of the per-seed differences,
+    the paired t at df = seeds − 1 and its two-sided p."""
+
+    seeds: tuple[int, ...]
+    mean_a: float
+    mean_b: float
+    diff: float
+    stderr: float
+    t: float
+    p: float
+
+
+def paired(a: Mapping[int, float], b: Mapping[int, float], what: str = "values") -> PairedDiff:
+    """The paired t-test of a − b over the seeds run in both (each seed one initialisation)."""
+    from scipy import stats
+
+    seeds = tuple(sorted(set(a) & set(b)))
+    if len(seeds) < 2:
+        raise InvalidArgumentError(
+            f"a paired test of {what} needs two or more seeds run in both arms, got {list(seeds)}"
+        )
+    x, y = np.array([a[k] for k in seeds]), np.array([b[k] for k in seeds])
+    d = x - y
+    res = stats.ttest_rel(x, y)
+    se = float(d.std(ddof=1) / math.sqrt(d.size))
+    return PairedDiff(
+        seeds, float(x.mean()), float(y.mean()), float(d.mean()), se, float(res.statistic),
+        float(res.pvalue),
+    )  # fmt: skip
 
 
 def equivalent(d: WelchDiff, tol: float, alpha: float = 0.05) -> bool:

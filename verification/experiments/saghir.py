@@ -29,12 +29,12 @@ from torch import nn
 
 import numeric
 
-from ..errors import InvalidArgumentError
 from .datasets import Dataset
 from .llc import LLCPoint, llc_at
 from .networks import relu_mlp
 from .ngd import NGDSpec
 from .optimizers import OptimizerSpec
+from .paper_stats import paired
 from .records import Claim, Measurement, Record, Verdict, mean_stderr
 from .training import train
 
@@ -188,25 +188,9 @@ class Difference(Record):
     p: float
 
 
-def paired(a: dict[int, float], b: dict[int, float], quantity: str, widths: str) -> Difference:
-    """The paired t-test of a − b over the seeds in both (each seed one initialisation)."""
-    seeds = sorted(set(a) & set(b))
-    if len(seeds) < 2:
-        raise InvalidArgumentError(
-            f"a paired test of {quantity} ({widths}) needs two or more seeds run with both "
-            f"optimizers, got {seeds}"
-        )
-    x, y = np.array([a[k] for k in seeds]), np.array([b[k] for k in seeds])
-    res = stats.ttest_rel(x, y)
-    return Difference(
-        quantity,
-        widths,
-        float(x.mean()),
-        float(y.mean()),
-        float(x.mean() - y.mean()),
-        float(res.statistic),
-        float(res.pvalue),
-    )
+def _difference(a: dict[int, float], b: dict[int, float], quantity: str, widths: str) -> Difference:
+    d = paired(a, b, f"{quantity} ({widths})")
+    return Difference(quantity, widths, d.mean_a, d.mean_b, d.diff, d.t, d.p)
 
 
 def differences(runs: Sequence[Trained], a: str, b: str) -> tuple[Difference, ...]:
@@ -217,8 +201,8 @@ def differences(runs: Sequence[Trained], a: str, b: str) -> tuple[Difference, ..
         rb = {r.seed: r for r in runs if r.widths == widths and r.optimizer == b}
         llc = {k: r.llc.llc for k, r in ra.items()}, {k: r.llc.llc for k, r in rb.items()}
         trace = {k: r.trace for k, r in ra.items()}, {k: r.trace for k, r in rb.items()}
-        out.append(paired(*llc, "λ̂", widths))
-        out.append(paired(*trace, "tr H", widths))
+        out.append(_difference(*llc, "λ̂", widths))
+        out.append(_difference(*trace, "tr H", widths))
     return tuple(out)
 
 
