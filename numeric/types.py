@@ -183,6 +183,12 @@ class Warmup(NamedTuple):
 MIN_LOSS_ESS = 100.0  # effective draws of λ̂'s own trace before its error bar is believed
 MAX_DRAWS = 20_000  # automatic draws per chain at most (``numeric.draws.sample``)
 SETTLED_Z = 3.0  # |λ̂(second half) − λ̂(first half)| / se from which λ̂ is still moving
+# the standard error's projection adds at most this many times the draws so far: an early se
+# rests on few effective draws (4 chains: 3 df), se = max(between-chain, ESS-based) leans high
+# there, and the projection squares it (rrr(2,2,2,0): se 0.297 projected 7,572 more draws after
+# 697, and the run ended at half the target). The ESS floor's projection, linear in the ESS, is
+# not capped (a 432-parameter network whose ESS floor asked for 5× took 1.8× the draws capped)
+MAX_GROWTH = 3.0
 
 
 class Precision(NamedTuple):
@@ -211,10 +217,12 @@ class Precision(NamedTuple):
     def more_draws(self, num_draws: int) -> int:
         """Draws per chain to add: the standard error falls as 1/√draws, so (se/wanted)² − 1
         times the draws so far (10% over), as many again for the ESS floor, and at least as
-        many as there are where λ̂ still moves (the first draws then weigh half as much)."""
+        many as there are where λ̂ still moves (the first draws then weigh half as much); the
+        standard error's share at most ``MAX_GROWTH`` times the draws so far."""
         grow = 0.0
         if not self.precise and self.wanted > 0:
-            grow = max(grow, 1.1 * (self.stderr / self.wanted) ** 2 - 1.0)
+            grow = 1.1 * (self.stderr / self.wanted) ** 2 - 1.0
+            grow = min(grow, MAX_GROWTH) if math.isfinite(grow) else grow
         if self.ess < MIN_LOSS_ESS:
             grow = max(grow, 1.1 * MIN_LOSS_ESS / max(self.ess, 1.0) - 1.0)
         if not self.settled:

@@ -146,6 +146,31 @@ def test_full_batch_gradient_is_the_exact_gradient_on_the_shared_data(
     assert ev.linear is None
 
 
+def test_full_batch_reference_loss_is_computed_once_per_w_star_and_data() -> None:
+    """L_n(w*) is one number on the full batch: one forward pass of w* over three steps; a new
+    w* (or new data) is evaluated again, and each ref equals its own L_n(w*)."""
+    f0, _, k, data, _, g = _setup(cv=False)
+    seen: list[torch.Tensor] = []  # every tensor f is called on (vmapped rows are new objects)
+
+    def f(w: torch.Tensor, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        seen.append(w)
+        return f0(w, batch)
+
+    spec = KernelSpec(control_variate=False, integrator="lm", stacked=True, full_batch=True)
+    gradient = make_gradient(f, spec)
+    idx = draw_indices(200, (3, 200), g, torch.device("cpu"))
+    w = k.w_star + 0.1 * torch.randn(3, 3, generator=g, dtype=torch.float64)
+    refs = [gradient(w + 0.01 * i, idx, k, data).ref_loss for i in range(3)]
+    assert sum(t is k.w_star for t in seen) == 1
+    for r in refs:
+        torch.testing.assert_close(r, f0(k.w_star, data).expand(3))
+    moved = k._replace(w_star=k.w_star + 0.5)
+    ref = gradient(w, idx, moved, data).ref_loss
+    assert sum(t is moved.w_star for t in seen) == 1
+    torch.testing.assert_close(ref, f0(moved.w_star, data).expand(3))
+    assert not torch.allclose(ref, refs[0])
+
+
 def test_full_batch_functional_block_equals_eager() -> None:
     """The form torch.compile traces (the data handed whole to every step) takes the same steps
     as the eager one."""

@@ -115,13 +115,18 @@ def test_a_drifting_trace_is_extended_to_the_cap_and_is_an_error() -> None:
 
 
 def test_more_draws_are_projected_from_the_standard_error() -> None:
-    """se/wanted = 2 asks for 1.1·2² − 1 = 3.4 times the draws so far; an ESS of 50 for
-    1.1·100/50 − 1 = 1.2 times; λ̂ still moving for at least as many again; a standard error that
-    is not finite doubles; at least a quarter more in any case."""
-    from numeric.types import Precision
+    """se/wanted = 1.5 asks for 1.1·1.5² − 1 = 1.475 times the draws so far; se/wanted = 2 for
+    1.1·2² − 1 = 3.4 times, capped at MAX_GROWTH = 3 (measured again then); an ESS of 50 for
+    1.1·100/50 − 1 = 1.2 times and of 10 for 10 times (not capped); λ̂ still moving for at least
+    as many again; a standard error that is not finite doubles; at least a quarter more in any
+    case."""
+    from numeric.types import MAX_GROWTH, Precision
 
     settled = dict(drift=0.0, drift_stderr=1.0)
-    assert abs(Precision(1.0, 0.1, 0.05, 500.0, **settled).more_draws(1000) - 3400) <= 1
+    assert abs(Precision(1.0, 0.075, 0.05, 500.0, **settled).more_draws(1000) - 1475) <= 1
+    assert MAX_GROWTH == 3.0
+    assert Precision(1.0, 0.1, 0.05, 500.0, **settled).more_draws(1000) == 3000
+    assert abs(Precision(1.0, 0.1, 0.05, 10.0, **settled).more_draws(1000) - 10_000) <= 1
     assert abs(Precision(1.0, 0.01, 0.05, 50.0, **settled).more_draws(1000) - 1200) <= 1
     moving = Precision(1.0, 0.01, 0.05, 500.0, drift=0.5, drift_stderr=0.1)
     assert not moving.settled and moving.more_draws(1000) == 1000

@@ -41,9 +41,11 @@ class _Run:
     def __init__(self, grows: int) -> None:
         self.calls, self.grows, self.steps, self.retuned = 0, grows, 1000, 0
         self.seen: list[Warmup] = []
+        self.settling: list[bool] = []
 
-    def draw(self, warm: Warmup) -> Draws:
+    def draw(self, warm: Warmup, settling: bool) -> Draws:
         self.seen.append(warm)
+        self.settling.append(settling)
         self.calls += 1
         self.steps += 500
         return _draws(1.0 if self.calls <= self.grows else 0.0, seed=self.calls)
@@ -73,6 +75,8 @@ def test_draws_are_made_burn_in_until_the_spread_settles() -> None:
     # the burn-in counts the draws made burn-in; each round follows the retuned warm-up
     assert warm.num_burnin == 2000 and [w.num_burnin for w in run.seen] == [1000, 1500, 2000]
     assert [w.tuning.friction for w in run.seen] == [2.0, 4.0, 8.0]
+    # every round may be followed by another: none is drawn to precision before it is read
+    assert run.settling == [True, True, True]
     (found,) = settling_finding(drawn.settled, warm.num_burnin)
     assert found.code == "settling" and found.severity == "info"
     assert found.values == {"rounds": 2.0, "num_burnin": 2000.0}
@@ -84,11 +88,14 @@ def test_at_most_max_rounds_and_never_with_a_given_burn_in() -> None:
     _, drawn = run.settle()
     assert run.calls == MAX_ROUNDS + 1 and len(drawn.settled) == MAX_ROUNDS
     assert still_spreading(drawn.spread, ALIVE) is not None  # left to the spreading finding
+    # the last round cannot be made burn-in: it alone is drawn to precision
+    assert run.settling == [True] * MAX_ROUNDS + [False]
     (found,) = settling_finding(drawn.settled, 3000)
     assert "the most rounds made" in found.message and "3,000" in found.message
     given = _Run(grows=100)
     warm, drawn = given.settle(automatic=False)
     assert given.calls == 1 and drawn.settled == () and warm.num_burnin == 1000
+    assert given.settling == [False]
     assert settling_finding((), 1000) == ()
 
 

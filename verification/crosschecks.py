@@ -215,7 +215,7 @@ def _run_quadratic(case: QuadraticCase, reps: int, s: Settings, seed: int) -> Cr
         p: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]
     ) -> torch.Tensor:
         xb, yb = batch
-        return 0.5 * (yb - f(p, xb)).square().sum(-1).mean()
+        return 0.5 * (yb - f(p, xb)).square().sum() / yb.shape[0]
 
     w_hat = _minimise(loss_fn, {"W": W, "V": V}, (X, y))
     est = numeric.estimate_llc(

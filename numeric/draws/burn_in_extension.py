@@ -36,7 +36,7 @@ Round = tuple[int, float, float]  # (draws per chain made burn-in, growth G, its
 
 
 def draw_until_settled(
-    draw: Callable[[Warmup], Draws],
+    draw: Callable[[Warmup, bool], Draws],
     warm: Warmup,
     *,
     automatic: bool,
@@ -44,10 +44,13 @@ def draw_until_settled(
     steps_done: Callable[[], int],
     retune: Callable[[Tuning], Tuning],
 ) -> tuple[Warmup, Draws]:
-    """``draw(warm)``, and with an ``automatic`` burn-in again after ``retune`` while the draws
-    still spread (module docstring); the warm-up the last draws followed (its burn-in counts the
-    draws made burn-in) and those draws, with ``Draws.settled`` the rounds."""
-    drawn = draw(warm)
+    """``draw(warm, settling)``, and with an ``automatic`` burn-in again after ``retune`` while
+    the draws still spread (module docstring); the warm-up the last draws followed (its burn-in
+    counts the draws made burn-in) and those draws, with ``Draws.settled`` the rounds.
+    ``settling`` is true while another round may follow: the draws then stop at their first
+    measurement that shows the spread growing, not at λ̂'s precision (``numeric.draws.sample``;
+    on a 1,444-parameter network each round had paid for a precise λ̂ then thrown away)."""
+    drawn = draw(warm, automatic and MAX_ROUNDS > 0)
     rounds: list[Round] = []
     while automatic and len(rounds) < MAX_ROUNDS and drawn.stopped is None:
         found = still_spreading(drawn.spread, alive())
@@ -55,7 +58,7 @@ def draw_until_settled(
             break
         rounds.append((int(drawn.num_draws), *found[:2]))
         warm = warm._replace(tuning=retune(warm.tuning), num_burnin=steps_done())
-        drawn = draw(warm)
+        drawn = draw(warm, len(rounds) < MAX_ROUNDS)
     return warm, drawn._replace(settled=tuple(rounds))
 
 

@@ -36,6 +36,7 @@ from numeric.draws.events import BlockLog
 from numeric.draws.observables import BoundObservable, ObservableRecorder
 from numeric.draws.stopping_rule import MAX_EXTENSIONS, draws_until_precise, precision_of
 from numeric.findings.off_centre import CentreSum
+from numeric.findings.spreading import still_spreading
 from numeric.findings.stiffer_in_draws import END_CHECK_ITERS
 from numeric.findings.unreached_region import MAX_DIM
 from numeric.options import LLCOptions, wants_step_check
@@ -171,6 +172,14 @@ class DataDraws:
             self._keep(pos)
         return full, values
 
+    def spread(self) -> np.ndarray | None:
+        """‖w − w*‖² [T, C] at the full-loss evaluations so far (None before the first)."""
+        return torch.stack(self.spreads).double().cpu().numpy() if self.spreads else None
+
+    def spreading(self) -> bool:
+        """Whether the live chains' spread so far still grows (``spreading.still_spreading``)."""
+        return still_spreading(self.spread(), self.chains.alive.cpu().numpy()) is not None
+
     def _keep(self, pos: Tensor) -> None:
         if self.evaluations % self.stride == 0:
             self.visited.append(pos.detach().clone())
@@ -189,11 +198,14 @@ def sample(
     chains: Chains, plan: LLCPlan, opts: LLCOptions, warm: Warmup, n: int, batch_size: int,
     full_loss: Callable[[Tensor], Tensor], heating: Heating, w_star: Tensor,
     check: Measure | None = None, observables: tuple[BoundObservable, ...] = (),
+    settling: bool = False,
 ) -> Draws:  # fmt: skip
     """The draws of ``estimate_llc`` after ``warm`` (module docstring); ``check`` measures κ
     where they ended (``Draws.kappa_end``, ``numeric.findings.stiffer_in_draws``), nan without
     it; ``observables`` recorded at the full-loss evaluations, ``opts.callback`` called per
-    block."""
+    block. ``settling``: these draws become burn-in if the chains still spread
+    (``numeric.draws.burn_in_extension``), so they are not extended once the spread so far shows
+    it (``spreading.still_spreading``): a precise λ̂ there would be thrown away."""
     num_draws, wanted = choose_num_draws(warm, plan, opts, opts.num_chains)
     every = opts.full_loss_every
     if every is None:  # the full batch's own losses are L_n: evaluations only for the positions
@@ -213,7 +225,7 @@ def sample(
                 opts.target_stderr,
             ),
             max_draws=MAX_DRAWS if opts.num_draws is None else num_draws,
-            stopped=lambda: record.stopped is not None,
+            stopped=lambda: record.stopped is not None or (settling and record.spreading()),
             rounds=MAX_EXTENSIONS if opts.num_draws is None else 0,
         )  # fmt: skip
     mixing = (math.nan, math.nan)
@@ -234,7 +246,7 @@ def sample(
         inflation,
         (*record.visited, chains.position.detach().clone()),
         history,
-        spread=(torch.stack(record.spreads).double().cpu().numpy() if record.spreads else None),
+        spread=record.spread(),
         kappa_end=kappa_end,
         centre=record.centre.mean(),
         stopped=record.stopped,

@@ -114,10 +114,10 @@ class Run:
             self.problem, self.opts, self.plan, self.probes, self.chains
         )  # fmt: skip
         return draw_until_settled(
-            lambda w: sample(
+            lambda w, settling: sample(
                 chains, plan, opts, w, problem.n, problem.batch_size,
                 problem.model.full_loss, probes.heating, problem.w_star, probes.check_curvature,
-                self.observables,
+                self.observables, settling=settling,
             ),
             warm, automatic=opts.num_burnin is None, alive=lambda: chains.alive.cpu().numpy(),
             steps_done=lambda: chains.steps_done,

@@ -245,7 +245,7 @@ def _quadratic_forward(p: dict[str, Tensor], x: Tensor) -> Tensor:
 def quadratic_loss(p: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
     """½·mean‖y − V(Wᵀx)²‖² (unit-noise Gaussian negative log-likelihood up to a constant)."""
     xb, yb = batch
-    return 0.5 * (yb - _quadratic_forward(p, xb)).square().sum(-1).mean()
+    return 0.5 * (yb - _quadratic_forward(p, xb)).square().sum() / yb.shape[0]
 
 
 def build_quadratic(seed: int, *, case: QuadraticCase, reps: int) -> Built:
