@@ -55,8 +55,6 @@ from verification.experiments.cullen import (
     hessian_eigenvalues,
     laplace_llc,
     polish,
-    scaling_point,
-    scaling_verdict,
     train_quadratic,
 )
 from verification.experiments.cullen_dynamics import (
@@ -66,6 +64,7 @@ from verification.experiments.cullen_dynamics import (
     sensitivity_verdict,
     tracking_verdict,
 )
+from verification.experiments.cullen_scaling import scaling_point, scaling_verdict
 from verification.experiments.modular import modular_task, paper_formula, sample_cap
 
 torch.set_num_threads(1)  # small models: one thread is much faster on a shared machine
@@ -145,6 +144,7 @@ cols = [
     "final.val_acc",
     "final.val_acc_centred",
     "grad_norm",
+    "polished_loss",
     "llc.llc",
     "llc.stderr",
     "laplace",

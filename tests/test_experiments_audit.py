@@ -4,6 +4,7 @@ from the verdict's documented rule, not from a run."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -11,7 +12,7 @@ import sympy as sp
 import torch
 
 from verification.errors import InvalidArgumentError
-from verification.experiments.cullen import ScalingPoint, scaling_verdict
+from verification.experiments.cullen_scaling import ScalingPoint, scaling_verdict
 from verification.experiments.dln import DLNPoint, dln_claim, dln_verdict
 from verification.experiments.llc import LLCPoint
 from verification.experiments.modular import Snapshot
@@ -149,6 +150,17 @@ def test_scaling_verdict_reads_exponents_not_levels() -> None:
     nums = {m.name: m.value for m in v.numbers}
     assert nums["exponent of λ̂ in K"] == pytest.approx(1.0, abs=0.02)
     assert nums["exponent of the exact λ in K"] == pytest.approx(1.0, abs=1e-12)
+    # polished points that do not fit their data: the exact λ is not the data's, so the formula
+    # is not checked against it and no correction is claimed from it; the scaling still decides
+    unfit = [dataclasses.replace(q, polished_loss=0.15) for q in by_p + by_k]
+    v = scaling_verdict(unfit[:3], unfit[3:])
+    nums = {m.name: m.value for m in v.numbers}
+    assert v.outcome == "reproduced" and "not checked" in v.sentence
+    assert nums["points with an exact λ that fit their training data"] == 0
+    assert nums["largest polished training loss"] == 0.15
+    fit_k = [dataclasses.replace(q, polished_loss=1e-18) for q in by_k]
+    v = scaling_verdict(unfit[:3], fit_k)
+    assert v.outcome == "reproduced after a correction" and "3 of 6" in v.sentence
     flat = [point(11, k, w * 50.0) for k, w in zip((8, 16, 32), wobble)]
     assert scaling_verdict(by_p, flat).outcome == "not reproduced"
     assert scaling_verdict(by_p, by_k[:2]).outcome == "inconclusive"

@@ -13,7 +13,6 @@ from verification.experiments.cullen import (
     Estimator,
     laplace_llc,
     polish,
-    scaling_point,
     train_quadratic,
 )
 from verification.experiments.cullen_dynamics import (
@@ -23,6 +22,7 @@ from verification.experiments.cullen_dynamics import (
     sensitivity_verdict,
     tracking_verdict,
 )
+from verification.experiments.cullen_scaling import FIT_LOSS, scaling_point
 from verification.experiments.llc import LLCPoint
 from verification.experiments.modular import (
     FullDataLoss,
@@ -120,6 +120,8 @@ def test_scaling_point_at_a_small_size():
         cold=(1e4, 100.0),
     )
     assert pt.exact and pt.exact_lam == pt.generic_rank / 2
+    # 36 parameters, N = 15 samples of 5 outputs: it memorises, and the polished point fits them
+    assert pt.polished_loss <= FIT_LOSS and pt.fits
     # each unit loses its scaling and the input null direction: rank ≤ K(3p − 2) = 52
     assert pt.exact_lam <= min(4 * 13, 2 * pt.cap) / 2 + 1e-9
     assert pt.paper == 4 * 14 / 2 and pt.cap == 35
