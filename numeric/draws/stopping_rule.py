@@ -99,7 +99,7 @@ def draws_until_precise(
     (``Precision.more_draws``) until λ̂'s standard error reaches its target, its loss trace has
     ``MIN_LOSS_ESS`` effective draws and λ̂ no longer moves between the halves of the draws, or
     ``max_draws`` per chain, ``rounds`` extensions, or ``stopped()`` (the time budget or Ctrl-C
-    ended the draws). Returns the traces, the draws, (draws, ESS) after each measurement and
+    ended the draws, or they are to become burn-in: ``numeric.draws.burn_in_extension``). Returns the traces, the draws, (draws, ESS) after each measurement and
     the last ``Precision``."""
     tr = draws(num_draws)
     num_draws = tr.steps
