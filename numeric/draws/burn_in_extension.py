@@ -50,7 +50,7 @@ def draw_until_settled(
     ``settling`` is true while another round may follow: the draws then stop at their first
     measurement that shows the spread growing, not at λ̂'s precision (``numeric.draws.sample``;
     on a 1,444-parameter network each round had paid for a precise λ̂ then thrown away)."""
-    drawn = draw(warm, automatic and MAX_ROUNDS > 0)
+    drawn = draw(warm, automatic)
     rounds: list[Round] = []
     while automatic and len(rounds) < MAX_ROUNDS and drawn.stopped is None:
         found = still_spreading(drawn.spread, alive())
