@@ -34,6 +34,7 @@ from .decision import CrossCheck, DecisionRule, LaplaceReference, decide, refuse
 from .errors import InvalidArgumentError, InvalidTypeError
 from .factorisations import report_points
 from .models import (
+    half_mse,
     polynomial_potential,
     regression_exponents,
     regression_problem,
@@ -215,7 +216,7 @@ def _run_quadratic(case: QuadraticCase, reps: int, s: Settings, seed: int) -> Cr
         p: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]
     ) -> torch.Tensor:
         xb, yb = batch
-        return 0.5 * (yb - f(p, xb)).square().sum() / yb.shape[0]
+        return half_mse(yb - f(p, xb))
 
     w_hat = _minimise(loss_fn, {"W": W, "V": V}, (X, y))
     est = numeric.estimate_llc(

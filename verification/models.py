@@ -107,6 +107,13 @@ def regression_exponents(case: PotentialCase) -> list[int]:
     return [poly.degree(v) // 2 for v in case.variables]
 
 
+def half_mse(residual: Tensor) -> Tensor:
+    """½·mean over samples (the first axis) of ‖residual‖²: the unit-noise Gaussian negative
+    log-likelihood up to a constant. One reduction over every entry: torch's CPU sum over a last
+    axis of 1–2 outputs costs ~100× more per entry (benchmarks/RESULTS.md)."""
+    return 0.5 * residual.square().sum() / residual.shape[0]
+
+
 def regression_problem(
     case: RRRCase | DLNCase | FactorisedCase | PotentialCase, n: int, generator: torch.Generator
 ) -> RegressionProblem:
@@ -153,9 +160,7 @@ def regression_problem(
 
     def loss_fn(p: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
         xb, yb = batch
-        # = ½·mean over samples of ‖y − f‖²; one reduction over every entry: torch's CPU sum
-        # over a last axis of 1–2 outputs costs 100× more per entry (benchmarks/RESULTS.md)
-        return 0.5 * (yb - f(p, xb)).square().sum() / yb.shape[0]
+        return half_mse(yb - f(p, xb))
 
     potential = None
     if isinstance(case, PotentialCase):

@@ -44,7 +44,7 @@ from numeric.potential.reference import GaussianLinear, expected_llc
 from ..cases import DLNCase, PotentialCase, QuadraticCase, RRRCase
 from ..crosschecks import _minimise
 from ..errors import VerificationError
-from ..models import polynomial_potential, regression_problem
+from ..models import half_mse, polynomial_potential, regression_problem
 from ..targets import ShiftedTarget, linear_network_reference, true_parameter_target
 
 __all__ = ["Built", "Target", "TargetError"]
@@ -245,7 +245,7 @@ def _quadratic_forward(p: dict[str, Tensor], x: Tensor) -> Tensor:
 def quadratic_loss(p: dict[str, Tensor], batch: tuple[Tensor, Tensor]) -> Tensor:
     """½·mean‖y − V(Wᵀx)²‖² (unit-noise Gaussian negative log-likelihood up to a constant)."""
     xb, yb = batch
-    return 0.5 * (yb - _quadratic_forward(p, xb)).square().sum() / yb.shape[0]
+    return half_mse(yb - _quadratic_forward(p, xb))
 
 
 def build_quadratic(seed: int, *, case: QuadraticCase, reps: int) -> Built:
