@@ -14,13 +14,12 @@ from verification.experiments.llc import LLCPoint
 from verification.experiments.networks import relu_mlp
 from verification.experiments.ngd import NGD, damped_fisher_solve, ngd, per_sample_gradients
 from verification.experiments.saghir import (
-    SwapRun,
     Trained,
     compare_verdict,
     differences,
     smoothing_verdict,
-    swap_verdict,
 )
+from verification.experiments.saghir_swap import SwapRun, swap_verdict
 
 
 def _linear(w: list[float]) -> nn.Linear:

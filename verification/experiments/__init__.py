@@ -7,14 +7,16 @@
 * :mod:`.networks`, :mod:`.teachers`, :mod:`.datasets` — ReLU MLPs, deep linear networks, teachers
   with known λ, digits/MNIST;
 * :mod:`.llc` — ``llc_along``: LLC estimates at checkpoints, as records;
-* :mod:`.ngd` — natural-gradient descent with a damped empirical Fisher (seed 003);
+* :mod:`.ngd` — natural-gradient descent with a damped empirical Fisher (seed 003, its Eqs 6–7);
+  :mod:`.online_ngd` — the authors' NGD (Kaldi's online natural gradient with momentum);
 * issue 19's claims: :mod:`.cullen`, :mod:`.cullen_dynamics` (seed 002, on :mod:`.modular`),
-  :mod:`.saghir` (seed 003), :mod:`.sticky`, :mod:`.sticky_2d` (seed 004, on
+  :mod:`.saghir`, :mod:`.saghir_swap` (seed 003), :mod:`.sticky`, :mod:`.sticky_2d` (seed 004, on
   :mod:`.sticky_models`);
 * issue 62's paper arms (the authors' own procedures, beside the package's estimator):
   :mod:`.paper_sgld` (plain SGLD as the papers ran it), :mod:`.paper_stats`,
   :mod:`.sgld_mala_paper`, :mod:`.rescaling_paper`, and the deep-linear-network headline as
-  :mod:`.dln_paper` (*reproduced?*) and :mod:`.dln_truth` (*true?*);
+  :mod:`.dln_paper` (*reproduced?*) and :mod:`.dln_truth` (*true?*); Saghir et al.'s claims by
+  their procedure and at matched loss, :mod:`.saghir_paper`;
 * issue 60: :mod:`.transformer` — a 9,384-parameter causal transformer trained on running sums
   mod 8, and its λ̂ (final checkpoint or along training).
 

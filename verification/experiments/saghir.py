@@ -6,8 +6,7 @@
   per-seed differences per architecture (both optimizers start from the seed's initialisation;
   Welch's unpaired test until issue 62);
 * ``smoothing`` / ``smoothing_verdict`` (Fig. 3): NGD's λ̂ against the Fisher smoothing α;
-* ``swap`` / ``swap_verdict`` (Figs 4–6): train with SGD, then continue copies with SGD, with NGD and
-  with SGD at a raised learning rate; the change of λ̂ after the split.
+* the swap experiment (Figs 4–6) is :mod:`.saghir_swap`.
 
 Loss: cross-entropy (the paper's negative log-likelihood). λ̂ comes from ``numeric.estimate_llc``
 through ``llc_at`` (the package's default nβ = n/log n and γ = 1, fixed chain lengths), so
@@ -16,7 +15,6 @@ estimates are comparable across optimizers, not absolute: there is no exact λ f
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,12 +44,6 @@ CLAIM_COMPARE = Claim(
     "trained with SGD, across widths and depths.",
 )
 CLAIM_SMOOTHING = Claim(PAPER, "Fig. 3", "Less Fisher smoothing (smaller α) gives NGD a higher λ̂.")
-CLAIM_SWAP = Claim(
-    PAPER,
-    "Figs 4–6",
-    "After SGD has converged, continuing with NGD raises λ̂ while continuing with SGD (even at a "
-    "raised learning rate) does not.",
-)
 
 
 def cross_entropy(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -206,11 +198,20 @@ def differences(runs: Sequence[Trained], a: str, b: str) -> tuple[Difference, ..
     return tuple(out)
 
 
-def compare_verdict(diffs: Sequence[Difference], runs: Sequence[Trained] = ()) -> Verdict:
+def compare_verdict(
+    diffs: Sequence[Difference],
+    runs: Sequence[Trained] = (),
+    *,
+    matched_loss: bool = False,
+    require_usable: bool = False,
+) -> Verdict:
     """Reproduced when NGD − SGD is positive for both quantities in every architecture and
     significant (p < 0.05) in most; not reproduced when it is significantly negative and nowhere
     significantly positive. Inconclusive otherwise, and whenever more than half of either
-    optimizer's end points are not minima (``not_a_minimum``): λ̂ then compares slopes, not LLCs."""
+    optimizer's end points are not minima (``not_a_minimum``): λ̂ then compares slopes, not LLCs.
+    ``matched_loss``: the runs were read at matched training loss (the sentence says which).
+    ``require_usable``: inconclusive also when more than half of either optimizer's estimates
+    carry an error finding (the estimator says the number cannot be used as it is)."""
     nums = [
         Measurement(
             f"{d.quantity} NGD − SGD ({d.widths}); t = {d.t:.2f}, p = {d.p:.2g}", d.difference
@@ -242,7 +243,24 @@ def compare_verdict(diffs: Sequence[Difference], runs: Sequence[Trained] = ()) -
     losses = {o: np.mean([r.train_loss for r in runs if r.optimizer == o]) for o in flagged}
     if losses:
         sentence += " (mean training loss " + ", ".join(f"{o} {x:.3g}" for o, x in losses.items())
-        sentence += ": the comparison is at equal steps, not at equal loss)"
+        sentence += (
+            ": at matched training loss)"
+            if matched_loss
+            else ": the comparison is at equal steps, not at equal loss)"
+        )
+    if require_usable:
+        unusable = {
+            o: float(np.mean([not r.llc.ok for r in runs if r.optimizer == o])) for o in flagged
+        }
+        for o, f in unusable.items():
+            nums.append(Measurement(f"fraction of {o} estimates with an error finding", f))
+        worse = [o for o, f in unusable.items() if f > 0.5]
+        if worse:
+            outcome = "inconclusive"
+            sentence += (
+                f"; but most {' and '.join(worse)} estimates carry an error finding, so their λ̂ "
+                "cannot be used as it is"
+            )
     bad = [k for k, f in flagged.items() if f > 0.5]
     if bad:
         outcome = "inconclusive"
@@ -279,94 +297,3 @@ def smoothing_verdict(runs: Sequence[Trained], alphas: Sequence[float]) -> Verdi
         outcome = "inconclusive"
         sentence += f"; {frac:.0%} of the end points are not minima (below_reference_loss)"
     return Verdict(CLAIM_SMOOTHING, outcome, nums, sentence + ".")
-
-
-@dataclass(frozen=True)
-class SwapRun(Record):
-    """λ̂ at the split and after continuing with each optimizer, for one seed."""
-
-    seed: int
-    before: LLCPoint
-    after: tuple[tuple[str, LLCPoint], ...]
-
-    def change(self, label: str) -> tuple[float, float]:
-        pt = dict(self.after)[label]
-        return pt.llc - self.before.llc, math.hypot(pt.stderr, self.before.stderr)
-
-    def to_dict(self) -> dict:
-        out: dict[str, Any] = {"seed": self.seed, "before": self.before.llc}
-        for label, pt in self.after:
-            out[label] = pt.llc
-            out[f"{label}.stderr"] = pt.stderr
-        return out
-
-
-def swap(
-    data: Dataset,
-    widths: Sequence[int],
-    first: OptimizerSpec,
-    continuations: dict[str, OptimizerSpec | NGDSpec],
-    seeds: Sequence[int],
-    *,
-    steps_before: int,
-    steps_after: int,
-    batch_size: int,
-    estimator: dict[str, Any],
-) -> tuple[SwapRun, ...]:
-    """Train with ``first``, estimate λ̂, then continue a copy with each of ``continuations``
-    (same minibatch seed for all copies) and estimate again."""
-    out = []
-    for seed in seeds:
-        net = fit(data, widths, first, steps=steps_before, seed=seed, batch_size=batch_size)
-        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-        before, _ = llc_at(net, cross_entropy, data.train, step=steps_before, **estimator)
-        after = []
-        for label, opt in continuations.items():
-            cont = fit(
-                data,
-                widths,
-                opt,
-                steps=steps_after,
-                seed=seed,
-                batch_size=batch_size,
-                start=state,
-                train_seed=10_000 + seed,
-            )
-            pt, _ = llc_at(
-                cont, cross_entropy, data.train, step=steps_before + steps_after, **estimator
-            )
-            after.append((label, pt))
-        out.append(SwapRun(seed, before, tuple(after)))
-    return tuple(out)
-
-
-def swap_verdict(runs: Sequence[SwapRun], ngd_label: str, sgd_labels: Sequence[str]) -> Verdict:
-    """Reproduced when λ̂ rises under NGD (mean change > 2 standard errors over seeds) and rises
-    more than under each SGD continuation (paired over seeds: the same split point)."""
-    nums, changes = [], {}
-    for label in (ngd_label, *sgd_labels):
-        d = [r.change(label)[0] for r in runs]
-        changes[label] = mean_stderr(d)
-        nums.append(Measurement(f"Δλ̂ after the split, {label}", *changes[label]))
-    m_ngd, se_ngd = changes[ngd_label]
-    ngd_up = m_ngd - 2 * se_ngd > 0
-    faster = True
-    for s in sgd_labels:
-        paired = [r.change(ngd_label)[0] - r.change(s)[0] for r in runs]
-        m, se = mean_stderr(paired)
-        nums.append(Measurement(f"Δλ̂ NGD − {s} (paired)", m, se))
-        faster &= m - 2 * se > 0
-    sentence = (
-        f"after the split λ̂ changed by {m_ngd:+.3g} ± {se_ngd:.2g} under NGD and by "
-        + ", ".join(f"{changes[s][0]:+.3g} ± {changes[s][1]:.2g} under {s}" for s in sgd_labels)
-        + f" (means over {len(runs)} seeds)"
-    )
-    outcome = "reproduced" if ngd_up and faster else "not reproduced"
-    if ngd_up != faster:
-        outcome = "inconclusive"
-    frac = _flagged([dict(r.after)[ngd_label] for r in runs])
-    nums.append(Measurement(f"fraction of {ngd_label} end points that are not minima", frac))
-    if frac > 0.5:
-        outcome = "inconclusive"
-        sentence += f"; {frac:.0%} of the {ngd_label} end points are not minima"
-    return Verdict(CLAIM_SWAP, outcome, tuple(nums), sentence + ".")
