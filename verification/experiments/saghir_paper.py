@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,11 +52,11 @@ from .llc import LLCPoint
 from .networks import num_params, relu_mlp
 from .online_ngd import online_ngd
 from .optimizers import OptimizerSpec, sgd
-from .paper_sgld import PaperSGLDOptions, paper_sgld
+from .paper_sgld import PaperSGLDOptions, PaperSGLDResult, paper_sgld
 from .records import Record
 from .saghir import Trained, cross_entropy, measure
 from .saghir_swap import Estimate
-from .training import train
+from .training import TrainingRun, train
 
 PAPER_LR = 1e-2
 PAPER_BATCH = 128
@@ -86,8 +87,10 @@ class PaperPoint(Record):
     trace_stderr: float = math.nan
 
 
-def paper_llc(net: nn.Module, data: Dataset, seed: int, sampler: PaperSGLDOptions) -> Any:
-    """λ̂ of ``net`` as it is, by the paper's SGLD (``PaperSGLDResult``)."""
+def paper_llc(
+    net: nn.Module, data: Dataset, seed: int, sampler: PaperSGLDOptions
+) -> PaperSGLDResult:
+    """λ̂ of ``net`` as it is, by the paper's SGLD."""
     loss_fn, w = numeric.from_module(net, cross_entropy)
     return paper_sgld(loss_fn, w, data.train, sampler, seed=seed)
 
@@ -113,13 +116,9 @@ def paper_curves(
         name = "-".join(map(str, widths))
         for seed in seeds:
             for label, opt in optimizers.items():
-                net = relu_mlp(widths, generator=torch.Generator().manual_seed(seed))
-                net = net.to(data.x_train.dtype)
-                run = train(
-                    net, cross_entropy, data.train, opt, steps,
-                    generator=torch.Generator().manual_seed(seed), batch_size=batch_size,
-                    checkpoint_at=range(0, steps + 1, every),
-                )  # fmt: skip
+                net, run = _trained(
+                    data, widths, seed, opt, steps, batch_size, range(0, steps + 1, every)
+                )
                 for c in run.checkpoints:
                     net.load_state_dict(c.state)
                     r = paper_llc(net, data, seed, sampler)
@@ -130,7 +129,27 @@ def paper_curves(
     return tuple(out)
 
 
-def _trace(net: nn.Module, data: Dataset, seed: int, samples: int) -> Any:
+def _trained(
+    data: Dataset,
+    widths: Sequence[int],
+    seed: int,
+    opt: OptimizerSpec,
+    steps: int,
+    batch_size: int,
+    checkpoint_at: Iterable[int] = (),
+) -> tuple[nn.Module, TrainingRun]:
+    """The seed's ReLU MLP trained by ``opt`` for ``steps`` (batches from the same seed): the same
+    arguments give the same weights bit for bit, so a checkpoint can be rebuilt by re-training."""
+    net = relu_mlp(widths, generator=torch.Generator().manual_seed(seed)).to(data.x_train.dtype)
+    g = torch.Generator().manual_seed(seed)
+    run = train(
+        net, cross_entropy, data.train, opt, steps, generator=g, batch_size=batch_size,
+        checkpoint_at=checkpoint_at,
+    )  # fmt: skip
+    return net, run
+
+
+def _trace(net: nn.Module, data: Dataset, seed: int, samples: int) -> numeric.HessianTrace:
     loss_fn, w = numeric.from_module(net, cross_entropy)
     return numeric.hessian_trace(loss_fn, w, data.train, num_samples=samples, seed=seed)
 
@@ -170,14 +189,6 @@ def paper_end_points(points: Sequence[PaperPoint]) -> tuple[Trained, ...]:
     return tuple(out)
 
 
-def _retrain(data: Dataset, p: PaperPoint, opt: OptimizerSpec, batch_size: int) -> nn.Module:
-    widths = [int(w) for w in p.widths.split("-")]
-    net = relu_mlp(widths, generator=torch.Generator().manual_seed(p.seed)).to(data.x_train.dtype)
-    g = torch.Generator().manual_seed(p.seed)
-    train(net, cross_entropy, data.train, opt, p.step, generator=g, batch_size=batch_size)
-    return net
-
-
 @dataclass(frozen=True)
 class MatchedPair(Record):
     """Per architecture and seed: the loss level both optimizers reach and the step at which
@@ -197,7 +208,10 @@ def matched(points: Sequence[PaperPoint]) -> tuple[MatchedPair, ...]:
     out = []
     keys = dict.fromkeys((p.widths, p.seed) for p in points)
     for widths, seed in keys:
-        mine = sorted((p for p in points if (p.widths, p.seed) == (widths, seed)), key=_step)
+        mine = sorted(
+            (p for p in points if (p.widths, p.seed) == (widths, seed)),
+            key=operator.attrgetter("step"),
+        )
         labels = list(dict.fromkeys(p.optimizer for p in mine))
         level = max(_of(mine, o)[-1].train_loss for o in labels)
         first = {o: next(p for p in _of(mine, o) if p.train_loss <= level) for o in labels}
@@ -212,10 +226,6 @@ def matched(points: Sequence[PaperPoint]) -> tuple[MatchedPair, ...]:
             )
         )
     return tuple(out)
-
-
-def _step(p: PaperPoint) -> int:
-    return p.step
 
 
 def _of(points: Sequence[PaperPoint], optimizer: str) -> list[PaperPoint]:
@@ -238,8 +248,7 @@ def matched_estimates(
     for pair in pairs:
         widths = [int(w) for w in pair.widths.split("-")]
         for label, step in pair.steps:
-            p = PaperPoint(pair.widths, label, pair.seed, step, math.nan, math.nan, math.nan, 0.0)
-            net = _retrain(data, p, optimizers[label], batch_size)
+            net, _ = _trained(data, widths, pair.seed, optimizers[label], step, batch_size)
             trained = measure(
                 net, data, label=label, widths=widths, seed=pair.seed, steps=step,
                 estimator=estimator, trace_samples=trace_samples,
