@@ -29,6 +29,7 @@ import torch
 from verification.experiments.datasets import Dataset, digits
 from verification.experiments.online_ngd import online_ngd
 from verification.experiments.optimizers import sgd
+from verification.experiments.records import Verdict
 from verification.experiments.saghir import (
     compare_verdict,
     differences,
@@ -51,7 +52,9 @@ ARCHITECTURES = ([64, 16, 10], [64, 64, 10], [64, 256, 10])
 ALPHAS = (1e-3, 1e-2, 1e-1, 1.0)
 
 
-def other_claim(claim: str, data: Dataset, seeds: tuple[int, ...], steps: int) -> dict:
+def other_claim(
+    claim: str, data: Dataset, seeds: tuple[int, ...], steps: int
+) -> tuple[dict, Verdict]:
     """Fig. 3 or Figs 4–6 by the paper procedure on 64-64-10: the verdict and the records."""
     widths = [64, 64, 10]
     if claim == "smoothing":

@@ -169,7 +169,6 @@ class OnlineNGD(Optimizer):
             delta=delta, update_period=update_period,
         )  # fmt: skip
         super().__init__(params, defaults)
-        self.last_update_norm = math.nan
 
     def _fishers(self, p: Tensor, group: dict) -> list[AxisFisher | None]:
         state = self.state[p]
@@ -189,7 +188,6 @@ class OnlineNGD(Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        total = 0.0
         for group in self.param_groups:
             mu = group["momentum"]
             for p in group["params"]:
@@ -205,8 +203,6 @@ class OnlineNGD(Optimizer):
                         buf.mul_(mu).add_(direction)
                     direction = direction.add(buf, alpha=mu) if group["nesterov"] else buf
                 p.add_(direction, alpha=-group["lr"])
-                total += float(direction.square().sum())
-        self.last_update_norm = math.sqrt(total) * self.param_groups[0]["lr"]
         return loss
 
 

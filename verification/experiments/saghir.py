@@ -248,27 +248,29 @@ def compare_verdict(
             if matched_loss
             else ": the comparison is at equal steps, not at equal loss)"
         )
+    voids = []
     if require_usable:
         unusable = {
             o: float(np.mean([not r.llc.ok for r in runs if r.optimizer == o])) for o in flagged
         }
         for o, f in unusable.items():
             nums.append(Measurement(f"fraction of {o} estimates with an error finding", f))
-        worse = [o for o, f in unusable.items() if f > 0.5]
-        if worse:
-            outcome = "inconclusive"
-            sentence += (
-                f"; but most {' and '.join(worse)} estimates carry an error finding, so their λ̂ "
-                "cannot be used as it is"
-            )
-    bad = [k for k, f in flagged.items() if f > 0.5]
-    if bad:
-        outcome = "inconclusive"
-        sentence += (
-            f"; but most {' and '.join(bad)} end points are not minima (the estimator finds lower "
-            "loss nearby: below_reference_loss), so λ̂ there is no LLC and the comparison "
-            "confounds the optimizer with how far training got"
+        voids.append(
+            (unusable, "estimates carry an error finding, so their λ̂ cannot be used as it is")
         )
+    voids.append(
+        (
+            flagged,
+            "end points are not minima (the estimator finds lower loss nearby: "
+            "below_reference_loss), so λ̂ there is no LLC and the comparison confounds the "
+            "optimizer with how far training got",
+        )
+    )
+    for fractions, why in voids:
+        most = [o for o, f in fractions.items() if f > 0.5]
+        if most:
+            outcome = "inconclusive"
+            sentence += f"; but most {' and '.join(most)} {why}"
     return Verdict(CLAIM_COMPARE, outcome, tuple(nums), sentence + ".")
 
 
