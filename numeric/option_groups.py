@@ -101,7 +101,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class Checks:
-    """The run's own checks: ``step_check`` (None: where the step's bias is first order),
+    """The run's own checks: ``step_check`` (None: where the step's bias is not bounded by
+    the automatic ε: a given ε, Euler steps, plain minibatch gradients),
     ``full_loss_every`` (None: an epoch; 0: off), ``on_divergence`` ("raise" or "continue"),
     and ``observables`` measured at the draws where the full loss is (name → function of the
     positions [C, D], or named built-ins: ``numeric.draws.observables``)."""

@@ -134,9 +134,12 @@ def test_potential_takes_target_and_budget_groups() -> None:
 def test_the_stages_in_order_are_the_estimate() -> None:
     """Set-up, plan, warm-up, draws, step-size check and summary, called one by one, give
     ``estimate_llc``'s estimate bit for bit where no re-run policy fires (minibatches of a given
-    size: no full-batch switch), and the estimate is on its closed-form target."""
+    size: no full-batch switch; the step-size check asked for), and the estimate is on its
+    closed-form target."""
     m, params = _linear()
-    opts = stages.make_options(sampler=Sampler(batch_size=256), seed=1, progress=False)
+    opts = stages.make_options(
+        sampler=Sampler(batch_size=256), seed=1, progress=False, step_check=True
+    )
     problem = stages.setup_problem(m.loss_fn, params, m.data, opts)
     plan = stages.make_plan(problem, opts)
     with stages.Run(problem, plan, opts) as run:
@@ -144,9 +147,11 @@ def test_the_stages_in_order_are_the_estimate() -> None:
         warm, drawn = run.draw(warm)
         drawn = run.check_step(warm, drawn)
     staged = stages.summarise(problem, run.plan, opts, warm, drawn, run.alive)
-    whole = numeric.estimate_llc(m.loss_fn, params, m.data, batch_size=256, seed=1, progress=False)
+    whole = numeric.estimate_llc(
+        m.loss_fn, params, m.data, batch_size=256, seed=1, progress=False, step_check=True
+    )
     _same_estimate(staged, whole)
-    assert staged.step_check is not None  # minibatches: the check ran as a stage
+    assert staged.step_check is not None  # asked for: the check ran as a stage
     ref = expected_llc(m, params["w"], nbeta=staged.nbeta, gamma=staged.config.gamma).value
     assert abs(staged.mean - ref) < 4 * staged.stderr
 

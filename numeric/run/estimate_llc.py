@@ -208,9 +208,10 @@ def estimate_llc(
     settings, so later estimates on the same model do not compile again. Worth it for long runs
     and for many estimates of one architecture (checkpoints, sweeps).
 
-    ``step_check`` (default: on with minibatch gradients, a given ``step_size`` or Euler steps; off
-    on the full batch at the automatic ε, whose exact gradients leave LM and BAOAB a bias second
-    order in ε for a smooth loss; pass True for a non-smooth one, such as a ReLU network): after the
+    ``step_check`` (default: on with a given ``step_size``, Euler steps or plain minibatch
+    gradients; off at the automatic ε with LM or BAOAB on the full batch or with the control
+    variate, where on the calibration battery it never found a bias: docs/estimator/step-check.md;
+    pass True to run it anyway): after the
     draws the chains go on at ε/2, then at ε again, and ``LLCEstimate.step_check`` holds λ̂(ε),
     λ̂(ε/2), λ̂ at ε after the check, the bias b ≈ 2·(λ̂_ε − λ̂(ε/2)) at ε (λ̂_ε over the stretches
     at ε either side of the check) and the extrapolation 2·λ̂(ε/2) − λ̂_ε; where |b| ≥ 3 standard

@@ -12,7 +12,8 @@ directions (unit and 0.007-scale features at nβ = 10⁴; closed form), reduced-
 deep linear networks at their true parameter (λ_β(γ) by HMC on the closed-form L_n,
 ``verification.targets``; the three of 432–1,550 parameters, where HMC would take many minutes,
 the shifted target λ − (m−1)/log nβ − nβ·(L_n(w*) − min L_n) with its systematic σ ≈ β·λ),
-quadratic networks at a minimum (Laplace value from the exact Hessian), the catalogue's
+quadratic networks at a minimum (Laplace value from the exact Hessian), a one-hidden-layer ReLU
+network at a minimum (λ_β(γ) by HMC on the full-data loss, ``relu``), the catalogue's
 potentials (quadrature), and **two basins**: the localised posterior holds a second basin, deeper
 or flatter than w*'s, inside the localisation radius, so λ_β differs from the value of w*'s basin
 alone by more than 30%. An estimator that stays in w*'s basin misses there, and should say so.
@@ -48,6 +49,7 @@ from ..errors import InvalidArgumentError
 from ..factorisations import network_points
 from . import models as bm
 from .models import Built, Target
+from .relu import build_relu, relu_hmc_target
 
 __all__ = ["BatteryCase", "Built", "Target", "battery"]
 
@@ -221,6 +223,21 @@ def _two_basin_cases() -> list[BatteryCase]:
     return cases
 
 
+def _relu_cases() -> list[BatteryCase]:
+    """A ReLU network with twice the teacher's hidden units (2-3-6-1, 25 parameters) at the
+    minimum L-BFGS reaches from the padded teacher (``relu``), n = 2,000: with the defaults (the
+    full batch at this n) and with minibatches of 128 a user may choose. Target: λ_β(γ) by HMC on
+    the full-data loss (80–600 s a target: n is kept small)."""
+    n = 2_000
+    build = partial(build_relu, d=2, teacher=3, student=6, out=1, n=n)
+    name, fam = "ReLU 2-3-6-1 (teacher 3 units), n = 2000", "ReLU network"
+    return [
+        BatteryCase(name, fam, 25, "data", n, build, relu_hmc_target),
+        BatteryCase(f"{name}, minibatches of 128", fam, 25, "data", n, build, relu_hmc_target,
+                    dict(batch_size=128)),
+    ]  # fmt: skip
+
+
 USER = "settings that mislead"
 
 
@@ -268,7 +285,7 @@ FAST = (
 
 
 def battery(size: str = "full") -> list[BatteryCase]:
-    """The battery: ``"full"`` (88 cases, three of them ``large``) or ``"fast"`` (ten cases of
+    """The battery: ``"full"`` (90 cases, three of them ``large``) or ``"fast"`` (ten cases of
     at most ten parameters, for tests)."""
     check_type("size", size, str)
     if size not in ("full", "fast"):
@@ -281,7 +298,7 @@ def battery(size: str = "full") -> list[BatteryCase]:
         _quadratic(4, 2, 2, 1, True, 625),
         _quadratic(4, 2, 3, 2, False, 250),
     ]
-    cases += _potential_cases() + _two_basin_cases() + _user_settings_cases()
+    cases += _relu_cases() + _potential_cases() + _two_basin_cases() + _user_settings_cases()
     cases += [_network(c, f"{c.name[:3].upper()} away from the origin") for c in network_points()]
     if size == "fast":
         by_name = {c.name: c for c in cases}
