@@ -62,3 +62,18 @@ def test_the_hmc_target_agrees_with_a_long_sgld_run():
     target = relu_hmc_target(built, float(est.nbeta), 1.0)
     assert 5.0 < target.value < 6.5 and target.sigma < 0.15
     assert abs(est.mean - target.value) < 3 * math.hypot(est.stderr, target.sigma)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (dict(d=2, teacher=3, student=2, out=1, n=100), "student"),
+        (dict(d=0, teacher=1, student=2, out=1, n=100), "d must"),
+        (dict(d=2, teacher=1, student=2, out=1, n=1.5), "n must"),
+    ],
+)
+def test_a_student_narrower_than_its_teacher_or_a_bad_size_is_refused(kw, match):
+    from verification.errors import VerificationError
+
+    with pytest.raises(VerificationError, match=match):
+        build_relu(0, **kw)

@@ -13,7 +13,7 @@ The loss is not smooth (relu's kinks) and not polynomial, so no closed form or q
 exp(−nβ·L_n(w) − γ‖w − w*‖²/2) by Metropolis-adjusted HMC on the full-data loss
 (``numeric.hmc_llc_potential``, exact gradients, a fixed seed), ± its standard error. It is what
 the SGLD estimator's discretisation and minibatch noise are measured against, at the nβ and γ the
-estimate ran at (benchmarks/bench_step_check.py).
+estimate ran at (benchmarks/RESULTS.md, "Does the step-size check earn its cost?").
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from torch import Tensor
 
 from numeric.potential.hmc import hmc_llc_potential
 
+from .._validate import check_int
 from ..crosschecks import _minimise
 from ..models import half_mse
 from .models import Built, Target, TargetError
@@ -55,6 +56,9 @@ def _layers(d: int, hidden: int, out: int, g: torch.Generator) -> dict[str, Tens
 
 def build_relu(seed: int, *, d: int, teacher: int, student: int, out: int, n: int) -> Built:
     """Teacher, data and the student's minimum ŵ (module docstring), all from ``seed``."""
+    for name, value in (("d", d), ("teacher", teacher), ("out", out), ("n", n)):
+        check_int(name, value, 1)
+    check_int("student", student, teacher)
     g = torch.Generator().manual_seed(seed)
     t = _layers(d, teacher, out, g)
     x = torch.randn(n, d, generator=g, dtype=torch.float64)
