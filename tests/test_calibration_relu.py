@@ -48,7 +48,7 @@ def test_the_batched_potential_is_the_loss_of_each_chain():
 def test_the_hmc_target_agrees_with_a_long_sgld_run():
     """The battery's 2-3-6-1 case at n = 2,000: HMC on the full-data loss and a long full-batch
     SGLD run (another sampler: BAOAB, 5,000 + 10,000 steps) estimate the same λ_β(γ) (≈ 5.7;
-    ~3 min). No closed form exists: the rescaling orbits of each unit are flat and curved, so
+    ~80 s). No closed form exists: the rescaling orbits of each unit are flat and curved, so
     even at a regular minimum the Laplace value misses their share (3.24 against HMC's 3.66 ±
     0.10 on a 2-2-1 student)."""
     import numeric
