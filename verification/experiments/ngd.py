@@ -64,7 +64,6 @@ class NGD(Optimizer):
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps))
         self._G: Tensor | None = None
         self.last_kappa = math.nan
-        self.last_update_norm = math.nan
 
     def observe_batch(self, model: nn.Module, loss: LossFn, x: Tensor, y: Tensor) -> None:
         """Store the batch's per-sample gradients (the model's parameters must be ours)."""
@@ -87,7 +86,6 @@ class NGD(Optimizer):
         direction, self.last_kappa = damped_fisher_solve(
             self._G.to(g.dtype), g, group["alpha"], group["eps"]
         )
-        self.last_update_norm = float(direction.norm()) * group["lr"]
         offset = 0
         for p in params:
             k = p.numel()

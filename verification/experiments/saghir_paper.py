@@ -113,7 +113,7 @@ def paper_curves(
     optimizers = paper_optimizers() if optimizers is None else optimizers
     out = []
     for widths in architectures:
-        name = "-".join(map(str, widths))
+        name = _name_of(widths)
         for seed in seeds:
             for label, opt in optimizers.items():
                 net, run = _trained(
@@ -154,6 +154,16 @@ def _trace(net: nn.Module, data: Dataset, seed: int, samples: int) -> numeric.He
     return numeric.hessian_trace(loss_fn, w, data.train, num_samples=samples, seed=seed)
 
 
+def _name_of(widths: Sequence[int]) -> str:
+    """A network's name in the records: its widths joined by "-" ("64-16-10")."""
+    return "-".join(map(str, widths))
+
+
+def _widths_of(name: str) -> list[int]:
+    """The widths back from a record's name (``_name_of``)."""
+    return [int(w) for w in name.split("-")]
+
+
 def _num_params(widths: Sequence[int]) -> int:
     return sum(a * b + b for a, b in itertools.pairwise(widths))
 
@@ -181,7 +191,7 @@ def paper_end_points(points: Sequence[PaperPoint]) -> tuple[Trained, ...]:
     last = max(p.step for p in points)
     out = []
     for p in (q for q in points if q.step == last):
-        widths = [int(w) for w in p.widths.split("-")]
+        widths = _widths_of(p.widths)
         llc = _llc_point(p.step, p.llc, p.llc_stderr, _num_params(widths), p.seconds)
         losses = (p.train_loss, math.nan, math.nan)  # test loss and accuracy are not read
         run = (p.widths, p.optimizer, p.seed, p.step)
@@ -246,7 +256,7 @@ def matched_estimates(
     optimizers = paper_optimizers() if optimizers is None else optimizers
     out = []
     for pair in pairs:
-        widths = [int(w) for w in pair.widths.split("-")]
+        widths = _widths_of(pair.widths)
         for label, step in pair.steps:
             net, _ = _trained(data, widths, pair.seed, optimizers[label], step, batch_size)
             trained = measure(
