@@ -77,3 +77,15 @@ def test_a_student_narrower_than_its_teacher_or_a_bad_size_is_refused(kw, match)
 
     with pytest.raises(VerificationError, match=match):
         build_relu(0, **kw)
+
+
+def test_an_hmc_reference_with_an_error_finding_is_no_target():
+    from types import SimpleNamespace
+
+    from verification.calibration.models import TargetError, require_usable
+
+    finding = SimpleNamespace(severity="warning")
+    require_usable(SimpleNamespace(diagnostics=(finding,)))  # warnings leave it usable
+    error = SimpleNamespace(severity="error")
+    with pytest.raises(TargetError, match="not usable"):
+        require_usable(SimpleNamespace(diagnostics=(finding, error)))

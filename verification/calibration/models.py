@@ -229,10 +229,16 @@ def hmc_target(built: Built, nbeta: float, gamma: float, **hmc: Any) -> Target:
     seed), ± its standard error; ``TargetError`` where the HMC run has an error finding (its
     number is then no reference)."""
     ref = linear_network_reference(built.aux["problem"], nbeta, gamma, **hmc)
-    if not ref.usable:
-        error = next(f for f in ref.hmc.diagnostics if f.severity == "error")
-        raise TargetError(f"the HMC reference is not usable here: {error}")
+    require_usable(ref.hmc)
     return Target(ref.value, ref.abserr, ref.source)
+
+
+def require_usable(hmc: Any) -> None:
+    """``TargetError`` where an HMC reference run has an error finding (its number is then no
+    reference)."""
+    error = next((f for f in hmc.diagnostics if f.severity == "error"), None)
+    if error is not None:
+        raise TargetError(f"the HMC reference is not usable here: {error}")
 
 
 # ---- quadratic networks at a minimum: the Laplace value ------------------------------------------

@@ -28,7 +28,7 @@ from numeric.potential.hmc import hmc_llc_potential
 from .._validate import check_int
 from ..crosschecks import _minimise
 from ..models import half_mse
-from .models import Built, Target, TargetError
+from .models import Built, Target, require_usable
 
 NAMES = ("W1", "b1", "W2", "b2")
 
@@ -100,7 +100,5 @@ def relu_hmc_target(built: Built, nbeta: float, gamma: float, **hmc: Any) -> Tar
     settings = {"num_chains": 8, "num_draws": 300, "num_burnin": 100, "seed": 0, **hmc}
     n = len(built.aux["data"][0])
     ref = hmc_llc_potential(potential, w_star, n, nbeta=nbeta, gamma=gamma, **settings)
-    errors = [f for f in ref.diagnostics if f.severity == "error"]
-    if errors:
-        raise TargetError(f"the HMC reference is not usable here: {errors[0]}")
+    require_usable(ref)
     return Target(ref.mean, ref.stderr, "λ_β(γ), HMC on the full-data L_n")

@@ -50,6 +50,7 @@ from torch.optim import Optimizer
 
 from .._validate import check_bool, check_int, check_real
 from ..errors import InvalidArgumentError
+from .optimizers import with_momentum
 from .records import Record
 
 MAX_RANK = 80
@@ -194,14 +195,7 @@ class OnlineNGD(Optimizer):
                 if p.grad is None:
                     continue
                 direction = precondition_tensor(p.grad, self._fishers(p, group))
-                if mu != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = direction.clone()
-                    else:
-                        buf.mul_(mu).add_(direction)
-                    direction = direction.add(buf, alpha=mu) if group["nesterov"] else buf
+                direction = with_momentum(self.state[p], direction, mu, group["nesterov"])
                 p.add_(direction, alpha=-group["lr"])
         return loss
 

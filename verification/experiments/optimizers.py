@@ -25,6 +25,20 @@ OptimizerKind = Literal["sgd", "adam", "adamw", "entropy_sgd"]
 KINDS: tuple[str, ...] = get_args(OptimizerKind)
 
 
+def with_momentum(state: dict, direction: Tensor, momentum: float, nesterov: bool) -> Tensor:
+    """The step direction after (Nesterov) momentum, as torch's SGD: v ← m·v + d (v₀ = d), then
+    d + m·v (Nesterov) or v; ``direction`` itself where m = 0. ``state`` is the parameter's
+    optimizer state (its ``"velocity"`` is v)."""
+    if not momentum:
+        return direction
+    v = state.get("velocity")
+    if v is None:
+        v = state["velocity"] = direction.clone()
+    else:
+        v.mul_(momentum).add_(direction)
+    return direction.add(v, alpha=momentum) if nesterov else v
+
+
 class EntropySGD(Optimizer):
     r"""Entropy-SGD (Chaudhari et al. 2017, Algorithm 1), without inner-loop momentum.
 
@@ -86,15 +100,7 @@ class EntropySGD(Optimizer):
                     p.add_(xi.to(p.device), alpha=math.sqrt(group["inner_lr"]) * group["noise"])
                 m.mul_(1 - self.averaging).add_(p, alpha=self.averaging)
         for (group, p), x0, m in zip(pairs, x, mu):
-            g = x0 - m
-            if group["momentum"]:
-                state = self.state[p]
-                if "velocity" not in state:
-                    state["velocity"] = g.clone()
-                else:
-                    state["velocity"].mul_(group["momentum"]).add_(g)
-                v = state["velocity"]
-                g = g + group["momentum"] * v if group["nesterov"] else v
+            g = with_momentum(self.state[p], x0 - m, group["momentum"], group["nesterov"])
             p.copy_(x0 - group["lr"] * g)
         self.outer_steps += 1
         return loss
