@@ -4,11 +4,13 @@ Rules (recorded in ``LLCEstimate.config``):
 
 * **Draws** (``choose_num_draws``): a first chunk of ≈ ``TARGET_ESS`` effective samples over all
   chains given the autocorrelation time τ measured on the last two burn-in blocks
-  (``draws_from_tail``), within [``MIN_DRAWS``, ``MAX_DRAWS``] per chain. The draws the slowest
+  (``draws_from_tail``), within [``MIN_DRAWS``, ``MAX_DRAWS``] per chain, and at least one
+  relaxation time of the slowest relevant direction (``relaxation_floor``). The draws the slowest
   relevant direction asks for (≈ ``SLOW_ESS`` effective samples at an autocorrelation time of 2t)
   are a diagnostic: ``draws_capped`` where the cap bound while they asked for more.
 * **Sequential stopping**: draws are added until the answer is known
-  (``numeric.draws.stopping_rule``).
+  (``numeric.draws.stopping_rule``); on minibatches λ̂'s error bar is at least the one the
+  full-data losses give (``chain_stats.full_data_stderr``).
 * **Full-data losses**: L_n at the chains every ``full_loss_every`` draws (default ⌈n/B⌉, at
   most draws/10; about one more forward pass per step), for ``LLCEstimate.full_data``; with them
   the chains' spread ‖w − w*‖², for ``numeric.findings.spreading``, and each chain's running sum of
@@ -81,7 +83,19 @@ def choose_num_draws(
         return opts.num_draws, rule_draws(warm, plan, num_chains)
     tail = warm.tail
     num = draws_from_tail(tail, num_chains) if tail is not None and tail.steps >= 50 else 1000
-    return num, rule_draws(warm, plan, num_chains)
+    return max(num, relaxation_floor(warm, plan)), rule_draws(warm, plan, num_chains)
+
+
+def relaxation_floor(warm: Warmup, plan: LLCPlan) -> int:
+    """The fewest automatic draws per chain: one relaxation time t of the slowest relevant
+    direction at the run's tuning (``MAX_DRAWS`` at most; 0 where there is no such direction).
+    Shorter draws cannot show λ̂'s autocorrelation through that direction, so neither its ESS
+    nor the chains' spread of means bounds the error: on a ReLU 2-3-6-1 at n = 10⁴ (B = 256)
+    the runs the stopping rule ended at 200–1,400 draws (t ≈ 1,200–5,300) read λ̂ with a spread
+    twice their stated standard errors, two of thirty at |z| = 4.6 and 6.0 with no finding
+    (benchmarks/RESULTS.md, "ReLU minibatch calibration")."""
+    t = relax(warm.tuning, plan.kappa_min)
+    return min(math.ceil(t), MAX_DRAWS) if math.isfinite(t) else 0
 
 
 def slow_draws(t: float, num_chains: int) -> float:
@@ -172,6 +186,12 @@ class DataDraws:
             self._keep(pos)
         return full, values
 
+    def full_trace(self, alive: np.ndarray) -> np.ndarray | None:
+        """L_n at the live chains [live chain, evaluation] so far (None before the first)."""
+        if not self.full_losses:
+            return None
+        return torch.stack(self.full_losses, 1).double().cpu().numpy()[alive]
+
     def spread(self) -> np.ndarray | None:
         """‖w − w*‖² [T, C] at the full-loss evaluations so far (None before the first)."""
         return torch.stack(self.spreads).double().cpu().numpy() if self.spreads else None
@@ -223,6 +243,7 @@ def sample(
             lambda tr: precision_of(
                 observable(tr, chains.alive.cpu().numpy()), chains.nbeta, opts.rtol,
                 opts.target_stderr,
+                None if batch_size == n else record.full_trace(chains.alive.cpu().numpy()),
             ),
             max_draws=MAX_DRAWS if opts.num_draws is None else num_draws,
             stopped=lambda: record.stopped is not None or (settling and record.spreading()),

@@ -1,8 +1,13 @@
 r"""The last stage of a run: the estimate from its draws (``summarise``), with every finding in
-the order the report lists them, the configuration and the step-size check's extrapolation.
+the order the report lists them, the configuration and the step-size check's extrapolation. On
+minibatches λ̂'s standard error is at least the one its full-data losses give
+(``numeric.stats.chain_stats.full_data_stderr``).
 """
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 from torch import Tensor
 
@@ -24,7 +29,7 @@ from numeric.plan.llc_plan import LLCPlan
 from numeric.result.config import run_config
 from numeric.result.llc_estimate import LLCEstimate, make_estimate
 from numeric.run.full_batch_switch import check_batch_heating
-from numeric.stats.chain_stats import full_data_estimate
+from numeric.stats.chain_stats import full_data_estimate, full_data_stderr
 from numeric.types import Draws, Finding, Warmup
 
 __all__ = ["summarise"]
@@ -48,6 +53,11 @@ def summarise(
     alive_np = alive.cpu().numpy()
     tuning = warm.tuning
     summary = summarise_chains(drawn.trace, alive_np, problem.nbeta, tuning.step_size)
+    full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
+    if not problem.full_batch and full_data is not None:  # the batch noise can hide slow moves
+        floor = full_data_stderr(full_data.loss_trace - problem.init_loss, problem.nbeta)
+        if math.isfinite(floor) and floor > summary.stats.stderr:
+            summary = summary._replace(stats=dataclasses.replace(summary.stats, stderr=floor))
     findings = [*summary.divergence, *restarts, *summary.standard]
     findings.extend(settling_finding(drawn.settled, warm.num_burnin))
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))
@@ -61,7 +71,6 @@ def summarise(
     )
     findings.extend(check_precision(drawn.precision, opts.num_draws is None))
     findings.extend(plan_beyond_quadratic(plan, summary.stats, tuning, opts.gamma, findings))
-    full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     findings.extend(reach_findings(problem, opts, drawn, summary, full_data, alive_np))
     findings.extend(
         check_batch_heating(

@@ -1,6 +1,6 @@
 """λ̂'s statistics over a [chain, draw] array of losses: ``chain_stats`` (per-chain means, the
-error of the mean, ESS, R-hat) and ``full_data_estimate`` (the same for the full-data losses,
-``FullDataLLC``)."""
+error of the mean, ESS, R-hat), ``full_data_estimate`` (the same for the full-data losses,
+``FullDataLLC``) and ``full_data_stderr`` (the error bar those losses give a minibatch λ̂)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import numpy as np
 import torch
 
 from numeric.stats.diagnostics import chain_mean_stderr, ess, split_rhat
+
+MIN_FULL_EVALUATIONS = 4  # full-data losses per chain from which their error bar is read
+# their autocorrelation time, in evaluations, from which that error bar stands for λ̂'s
+MIN_FULL_TAU = 2.0
 
 
 @dataclass(frozen=True, eq=False)  # arrays: compared and hashed by identity
@@ -69,3 +73,26 @@ def full_data_estimate(
         ft,
         ess(ft) if ft.shape[1] >= 4 else float(ft.size),
     )
+
+
+def full_data_stderr(full: np.ndarray | None, nbeta: float) -> float:
+    r"""The standard error of λ̂ that the full-data losses L_n(w_t) [live chain, evaluation] give
+    (``chain_stats``), as a floor under a minibatch λ̂'s: E[L_B(w) − L_B(w*) | w] = L_n(w) −
+    L_n(w*), so the minibatch trace is the full-data one plus batch noise, and its mean's error is
+    at least the full-data trace's. The batch noise can hide slow movement of L_n from the
+    minibatch trace's ESS: on a ReLU 2-3-6-1 at n = 10⁴ (B = 256) the minibatch trace read ESS
+    200–1,800 where L_n at the same chains read 12–90, and λ̂ spread 0.58 over 30 seeds against
+    a stated 0.44, 5 of 30 at |z| > 3 with no finding; with this floor 1 (benchmarks/RESULTS.md,
+    "ReLU minibatch calibration"). nan (no floor) with fewer than ``MIN_FULL_EVALUATIONS``
+    evaluations per chain, or where consecutive evaluations are nearly independent (τ below
+    ``MIN_FULL_TAU`` evaluations): there the evaluations, every ``full_loss_every`` steps, thin a
+    trace that mixes faster than they are taken, and their error overstates λ̂'s by up to
+    √(every/τ) (a deep linear network 3-3-3-3, n = 10⁴: 0.237 at τ = 1.4 evaluations against the
+    minibatch trace's 0.158). On the full batch the two traces are the same losses, the
+    full-data one thinned, and it is not used."""
+    if full is None or full.ndim != 2 or full.shape[1] < MIN_FULL_EVALUATIONS:
+        return math.nan
+    st = chain_stats(full, nbeta)
+    if not (st.ess > 0 and full.size / st.ess >= MIN_FULL_TAU):
+        return math.nan
+    return st.stderr
