@@ -16,13 +16,12 @@ is the ``Precision`` (``numeric.types``) it reads.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 
 import numpy as np
 
-from numeric.stats.chain_stats import chain_stats, full_data_stderr
+from numeric.stats.chain_stats import chain_stats, floored, full_data_stderr
 from numeric.stats.diagnostics import direction_ess, direction_rhat
 from numeric.types import Finding, Precision, Trace
 
@@ -83,10 +82,7 @@ def precision_of(
     standard error ``numeric.result.llc_estimate`` reports, at least the one the full-data losses
     ``full`` [chain, evaluation] give where the draws are on minibatches
     (``chain_stats.full_data_stderr``); wanted = max(``rtol``·|λ̂|, ``target``)."""
-    st = chain_stats(delta, nbeta)
-    floor = full_data_stderr(full, nbeta)
-    if math.isfinite(floor) and floor > st.stderr:
-        st = dataclasses.replace(st, stderr=floor)
+    st = floored(chain_stats(delta, nbeta), full_data_stderr(full, nbeta))
     half = delta.shape[1] // 2
     if half >= 4:
         first, second = chain_stats(delta[:, :half], nbeta), chain_stats(delta[:, half:], nbeta)

@@ -6,9 +6,6 @@ minibatches λ̂'s standard error is at least the one its full-data losses give
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 from torch import Tensor
 
 from numeric.draws.burn_in_extension import settling_finding
@@ -29,7 +26,7 @@ from numeric.plan.llc_plan import LLCPlan
 from numeric.result.config import run_config
 from numeric.result.llc_estimate import LLCEstimate, make_estimate
 from numeric.run.full_batch_switch import check_batch_heating
-from numeric.stats.chain_stats import full_data_estimate, full_data_stderr
+from numeric.stats.chain_stats import floored, full_data_estimate, full_data_stderr
 from numeric.types import Draws, Finding, Warmup
 
 __all__ = ["summarise"]
@@ -56,8 +53,7 @@ def summarise(
     full_data = full_data_estimate(drawn.full_losses, alive_np, problem.init_loss, problem.nbeta)
     if not problem.full_batch and full_data is not None:  # the batch noise can hide slow moves
         floor = full_data_stderr(full_data.loss_trace - problem.init_loss, problem.nbeta)
-        if math.isfinite(floor) and floor > summary.stats.stderr:
-            summary = summary._replace(stats=dataclasses.replace(summary.stats, stderr=floor))
+        summary = summary._replace(stats=floored(summary.stats, floor))
     findings = [*summary.divergence, *restarts, *summary.standard]
     findings.extend(settling_finding(drawn.settled, warm.num_burnin))
     findings.extend(check_step_size(drawn.noise_to_drift, drawn.inflation))

@@ -1,9 +1,11 @@
 """λ̂'s statistics over a [chain, draw] array of losses: ``chain_stats`` (per-chain means, the
 error of the mean, ESS, R-hat), ``full_data_estimate`` (the same for the full-data losses,
-``FullDataLLC``) and ``full_data_stderr`` (the error bar those losses give a minibatch λ̂)."""
+``FullDataLLC``), ``full_data_stderr`` (the error bar those losses give a minibatch λ̂) and
+``floored`` (a standard error raised to such a floor)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -96,3 +98,10 @@ def full_data_stderr(full: np.ndarray | None, nbeta: float) -> float:
     if not (st.ess > 0 and full.size / st.ess >= MIN_FULL_TAU):
         return math.nan
     return st.stderr
+
+
+def floored(st: ChainStats, floor: float) -> ChainStats:
+    """``st`` with its standard error raised to ``floor`` where that is larger (nan: as it is)."""
+    if math.isfinite(floor) and floor > st.stderr:
+        return dataclasses.replace(st, stderr=floor)
+    return st
