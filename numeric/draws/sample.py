@@ -45,6 +45,7 @@ from numeric.options import LLCOptions, wants_step_check
 from numeric.plan.llc_plan import LLCPlan
 from numeric.sampler import sgld
 from numeric.sampler.chains import Chains
+from numeric.stats.chain_stats import full_trace
 from numeric.stats.diagnostics import autocorr_time, direction_ess, direction_rhat
 from numeric.stats.observable import observable
 from numeric.types import MAX_DRAWS, Draws, Trace, Tuning, Warmup
@@ -188,9 +189,7 @@ class DataDraws:
 
     def full_trace(self, alive: np.ndarray) -> np.ndarray | None:
         """L_n at the live chains [live chain, evaluation] so far (None before the first)."""
-        if not self.full_losses:
-            return None
-        return torch.stack(self.full_losses, 1).double().cpu().numpy()[alive]
+        return full_trace(self.full_losses, alive) if self.full_losses else None
 
     def spread(self) -> np.ndarray | None:
         """‖w − w*‖² [T, C] at the full-loss evaluations so far (None before the first)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,13 +60,19 @@ def chain_stats(delta: np.ndarray, nbeta: float) -> ChainStats:
     return ChainStats(mean, std, stderr, per_chain, e, rhat, nbeta * chain_mean_stderr(x))
 
 
+def full_trace(losses: Sequence[torch.Tensor], alive: np.ndarray) -> np.ndarray:
+    """The full-data losses L_n(w_t), one [C] tensor per evaluation, as [live chain, evaluation]
+    in float64."""
+    return torch.stack(list(losses), 1).double().cpu().numpy()[alive]
+
+
 def full_data_estimate(
     losses: tuple, alive: np.ndarray, init_loss: float, nbeta: float
 ) -> FullDataLLC | None:
     """The estimate from full-data losses L_n(w_t) [C, T_full] (None when none were taken)."""
     if not losses:
         return None
-    ft = torch.stack(list(losses), 1).double().cpu().numpy()[alive]
+    ft = full_trace(losses, alive)
     fst = chain_stats(ft - init_loss, nbeta)
     return FullDataLLC(
         fst.mean,
