@@ -250,12 +250,18 @@ def test_an_estimate_at_n_400_with_the_defaults_runs_on_the_full_batch() -> None
     assert est.config.batch_size == 400 and est.config.gradient == "exact"
 
 
-def test_switch_needs_the_gain_and_a_projected_run_no_dearer_than_twice_the_draws_left() -> None:
+def test_switch_needs_the_gain_and_a_projected_run_no_dearer_than_twice_the_run_left() -> None:
     """``switch_to_full_batch``: the 10⁵-parameter network's numbers gain G ≈ 31 per relaxation
     time, but its full-batch run, 19.5 × (20,000 + 20,000) minibatch steps' worth (both capped),
-    is far above 2 × the 20,000 draws left: no switch, while ``batch_heating`` still reports. At
-    n = 1,000 (r = 1.95) and the same raise the projected run is cheap enough: a switch."""
-    from numeric.run.full_batch_switch import SWITCH_COST, check_batch_heating, switch_to_full_batch
+    is far above 2 × the 20,000 + 20,000 burn-in and draws left: no switch, while
+    ``batch_heating`` still reports. At n = 1,000 (r = 1.95) and the same raise the projected run
+    is cheap enough: a switch."""
+    from numeric.run.full_batch_switch import (
+        SWITCH_COST,
+        check_batch_heating,
+        full_batch_case,
+        switch_to_full_batch,
+    )
     from numeric.sampler.sgld import relaxation_steps
     from numeric.types import MAX_DRAWS, Tuning
 
@@ -270,7 +276,18 @@ def test_switch_needs_the_gain_and_a_projected_run_no_dearer_than_twice_the_draw
     # autocorrelation time of 2t (``projected_draws``)
     projected = case.cost_per_step * (5 * t_full + max(100 * 2 * t_full / 4, 200))
     assert case.full_batch_steps == pytest.approx(projected)
-    assert case.minibatch_steps == MAX_DRAWS  # t = 60/(κ√ε) ≈ 1,900 steps: capped
+    # t = 60/(κ√ε) ≈ 1,480 steps: 5t of burn-in and the draws, capped, left to the minibatch run
+    t_now = relaxation_steps(1e-3, 1.0, 60.0)
+    assert case.relaxation_steps == pytest.approx(t_now)
+    assert case.minibatch_steps == pytest.approx(5 * t_now + MAX_DRAWS)
+    # the burn-in already run is not left: 1,000 steps in, 1,000 fewer
+    later = switch_to_full_batch(_plan(), Tuning(1e-3, math.nan, 60.0), 1_000, 256, 4, None, 1000)
+    assert later.minibatch_steps == pytest.approx(5 * t_now - 1000 + MAX_DRAWS)
+    past = switch_to_full_batch(_plan(), Tuning(1e-3, math.nan, 60.0), 1_000, 256, 4, None, 10**4)
+    assert past.minibatch_steps == MAX_DRAWS
+    big = full_batch_case(_plan(), hot, 10_000, 256, 4)
+    assert big.gain > 2 and big.minibatch_steps == 20_000 + MAX_DRAWS  # both capped
+    assert big.full_batch_steps > SWITCH_COST * big.minibatch_steps
     assert case.full_batch_steps <= SWITCH_COST * case.minibatch_steps
     # the same raise at n = 100,000: the gain is there per relaxation time, the cost is not
     assert switch_to_full_batch(_plan(), Tuning(1e-3, math.nan, 60.0), 100_000, 256, 4) is None

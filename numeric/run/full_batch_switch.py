@@ -29,11 +29,16 @@ region where w* is what they sample.
 lengths automatic, the run starts again from w* on the full batch once the warm-up has raised
 the friction so far that the full batch gains at least ``GAIN`` in computation per relaxation
 time *and* its projected run, r·(burn-in + draws) at its own relaxation time, costs at most
-``SWITCH_COST`` times the draws the minibatch run has left (``projected_steps``: 5 relaxation
-times of burn-in, draws for ``MIN_LOSS_ESS`` effective samples of λ̂'s trace at an
-autocorrelation time of 2t, each within the estimator's caps). The second condition keeps a run whose draws would be capped anyway from
+``SWITCH_COST`` times the burn-in and draws the minibatch run has left at its relaxation time
+(``projected_steps``: 5 relaxation times of burn-in less the steps already run, draws for
+``MIN_LOSS_ESS`` effective samples of λ̂'s trace at an autocorrelation time of 2t, each within
+the estimator's caps). The second condition keeps a run whose draws would be capped anyway from
 becoming r times longer (the 10⁵-parameter network above: G ≈ 31, but 19.5 × 40,000 steps
-against 20,000: no switch). r counts a step's fixed cost as well as its arithmetic
+against 40,000: no switch). Both sides count their burn-in: counted on the full batch's side
+alone, the comparison had kept reduced-rank regression rrr(4,4,3,1) (24 parameters, n = 10⁴) on
+minibatches at 3 of 12 seeds, each through a 20,000-step burn-in (the cap) at ξ = 48 where the
+full batch relaxes in 225 steps: 23–24 s against a median of 12 s for the runs that switched
+(``benchmarks/RESULTS.md``). r counts a step's fixed cost as well as its arithmetic
 (``inputs.problem.step_cost``): on small models a step costs mostly its dispatch, and the full
 batch's steps cost far less than n/2B minibatch steps (the noisy saddle y = x·w1·w2, n = 2,000, 8
 chains: n/2B = 3.9, the full-batch run took 10.9 s where the minibatch run took 33.9 s).
@@ -72,7 +77,7 @@ class FullBatchCase:
     full_batch_relaxation_steps: float  # t(ξ₀)
     cost_per_step: float  # r = n/(B·passes)
     gain: float  # G = t(ξ)/(t(ξ₀)·r)
-    minibatch_steps: float = math.nan  # projected draws left to the minibatch run, in its steps
+    minibatch_steps: float = math.nan  # projected burn-in and draws left to the minibatch run
     full_batch_steps: float = math.nan  # projected full-batch run, in minibatch steps
 
     def heating_numbers(self) -> dict[str, float]:
@@ -102,10 +107,11 @@ def projected_draws(t: float, num_chains: int) -> float:
     return min(max(MIN_LOSS_ESS * 2 * t / num_chains, MIN_DRAWS), MAX_DRAWS)
 
 
-def projected_steps(t: float, num_chains: int) -> float:
-    """Burn-in (``warmup.burn_in.SLOWEST_RELAXATIONS``·t, at most ``MAX_BURNIN_STEPS``) and draws of
-    a run whose slowest direction relaxes in t steps."""
-    return min(SLOWEST_RELAXATIONS * t, MAX_BURNIN_STEPS) + projected_draws(t, num_chains)
+def projected_steps(t: float, num_chains: int, done: int = 0) -> float:
+    """Burn-in (``warmup.burn_in.SLOWEST_RELAXATIONS``·t, at most ``MAX_BURNIN_STEPS``, less the
+    ``done`` steps it has had) and draws of a run whose slowest direction relaxes in t steps."""
+    burn_in = max(min(SLOWEST_RELAXATIONS * t, MAX_BURNIN_STEPS) - done, 0)
+    return burn_in + projected_draws(t, num_chains)
 
 
 def full_batch_case(
@@ -115,9 +121,10 @@ def full_batch_case(
     batch: int,
     num_chains: int | None = None,
     dim: int | None = None,
+    steps_done: int = 0,
 ) -> FullBatchCase | None:
-    """The comparison of the module docstring (the projected runs for ``num_chains`` chains;
-    nan without); None where the friction is not the heating rule's, the batch is the full
+    """The comparison of the module docstring (the projected runs for ``num_chains`` chains, the
+    minibatch run ``steps_done`` steps into its burn-in; nan without); None where the friction is not the heating rule's, the batch is the full
     data, or the friction was not raised. With ``num_chains`` and ``dim`` the cost per step r
     counts a step's fixed cost too (``inputs.problem.step_cost``), as the default batch size
     does."""
@@ -143,16 +150,22 @@ def full_batch_case(
         return case
     return dataclasses.replace(
         case,
-        minibatch_steps=projected_draws(t_now, num_chains),
+        minibatch_steps=projected_steps(t_now, num_chains, steps_done),
         full_batch_steps=cost * projected_steps(t_full, num_chains),
     )
 
 
 def switch_to_full_batch(
-    plan: LLCPlan, tuning: Tuning, n: int, batch: int, num_chains: int, dim: int | None = None
+    plan: LLCPlan,
+    tuning: Tuning,
+    n: int,
+    batch: int,
+    num_chains: int,
+    dim: int | None = None,
+    steps_done: int = 0,
 ) -> FullBatchCase | None:
     """The case for restarting on the full batch (module docstring), or None."""
-    case = full_batch_case(plan, tuning, n, batch, num_chains, dim)
+    case = full_batch_case(plan, tuning, n, batch, num_chains, dim, steps_done)
     if (
         case is None
         or case.gain < GAIN
@@ -173,7 +186,8 @@ def switch_finding(case: FullBatchCase, n: int, batch: int) -> Finding:
         f"{case.full_batch_relaxation_steps:.3g} on the full batch at {case.cost_per_step:.3g} "
         f"times the cost per step ({case.gain:.3g} times less computation per relaxation time; "
         f"its run projected at {case.full_batch_steps:.3g} minibatch steps' worth, against "
-        f"{case.minibatch_steps:.3g} draws projected for the minibatch run), so the run was "
+        f"{case.minibatch_steps:.3g} steps of burn-in and draws left to the minibatch run), so "
+        "the run was "
         f"restarted from w* on the full batch, batch_size = {n} (exact gradients). Pass "
         "batch_size to choose it yourself",
         case.switch_numbers(),

@@ -92,8 +92,9 @@ class Run:
         def ask_switch(tuning: Tuning) -> None:
             """The full batch instead, once the raised friction makes the case for it."""
             case = switch_to_full_batch(
-                probes.plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim
-            )
+                probes.plan, tuning, problem.n, problem.batch_size, opts.num_chains, problem.dim,
+                chains.steps_done,
+            )  # fmt: skip
             if case is not None:
                 raise _Switch(case)
 
