@@ -173,8 +173,9 @@ def estimate_llc(
     directions relax that many times slower, and a larger B with replacement does not help (ξ falls
     as 1/B, the cost per step rises as B): then the full batch can be cheaper (``batch_heating``
     finding). With the default B and automatic lengths the run switches to it where it relaxes the
-    slowest direction at least twice as cheaply and its projected run costs at most twice the
-    minibatch run's projected draws (the ``full_batch_switch`` finding; ``run.full_batch_switch``).
+    slowest direction at least twice as cheaply and its projected run costs at most twice what the
+    minibatch run has left, burn-in and draws (the ``full_batch_switch`` finding;
+    ``run.full_batch_switch``).
 
     ``anchor_every`` (control-variate gradient only): every this many steps each chain's current
     position becomes its anchor r, with ∇L_n(r) computed on the full data, and each step centres the
