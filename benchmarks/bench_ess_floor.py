@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from bench_relu_minibatch import parse_seeds  # a sibling script: "0-11" or "0,3,5"
+from bench_relu_minibatch import parse_seeds, run_record  # a sibling script
 
 import numeric
 import numeric.run.full_batch_switch as full_batch_switch
@@ -53,19 +53,8 @@ def one_run(built: Any, seed: int, chains: int) -> dict[str, Any]:
     """One default estimate at chain seed ``seed``: λ̂ ± se, ESS, lengths, findings, wall time."""
     t0 = time.perf_counter()
     est = numeric.estimate_llc(*built.args, num_chains=chains, seed=seed, progress=False)
-    return {
-        "seed": seed,
-        "estimate": est.mean,
-        "stderr": est.stderr,
-        "ess": est.ess,
-        "draws": est.config.num_draws,
-        "burnin": est.config.num_burnin,
-        "batch_size": est.config.batch_size,
-        "findings": [(f.code, f.severity) for f in est.diagnostics],
-        "nbeta": float(est.nbeta),
-        "gamma": float(est.config.gamma),
-        "seconds": time.perf_counter() - t0,
-    }
+    record = run_record(est, seed, time.perf_counter() - t0)
+    return {**record, "burnin": est.config.num_burnin, "batch_size": est.config.batch_size}
 
 
 def summary(runs: list[dict[str, Any]], value: float, sigma: float) -> dict[str, Any]:

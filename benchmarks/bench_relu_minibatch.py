@@ -63,18 +63,23 @@ def one_run(built: Any, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     if fd is not None:
         full = {"estimate": fd.mean, "stderr": fd.stderr, "ess": fd.ess}
         full["evaluations"] = int(fd.loss_trace.size)
+    record = run_record(est, seed, time.perf_counter() - t0)
+    return {**record, "relaxation_steps": est.config.relaxation_steps, "full_data": full}
+
+
+def run_record(est: Any, seed: int, seconds: float) -> dict[str, Any]:
+    """What every run of these scripts records: the seed, λ̂ ± se, ESS, draws, findings, nβ, γ
+    and the wall time."""
     return {
         "seed": seed,
         "estimate": est.mean,
         "stderr": est.stderr,
         "ess": est.ess,
         "draws": est.config.num_draws,
-        "relaxation_steps": est.config.relaxation_steps,
-        "full_data": full,
         "findings": [(f.code, f.severity) for f in est.diagnostics],
         "nbeta": float(est.nbeta),
         "gamma": float(est.config.gamma),
-        "seconds": time.perf_counter() - t0,
+        "seconds": seconds,
     }
 
 
