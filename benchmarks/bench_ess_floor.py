@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from bench_relu_minibatch import parse_seeds, run_record  # a sibling script
+from bench_relu_minibatch import parse_seeds, run_record, z_summary  # a sibling script
 
 import numeric
 import numeric.run.full_batch_switch as full_batch_switch
@@ -58,23 +58,17 @@ def one_run(built: Any, seed: int, chains: int) -> dict[str, Any]:
 
 
 def summary(runs: list[dict[str, Any]], value: float, sigma: float) -> dict[str, Any]:
-    """z against the target ± σ over the runs: its spread and mean, the runs outside |z| ≤ 2 and
-    3 (and those with no error finding), the median draws and wall time."""
+    """z against the target ± σ over the runs (``z_summary``): its spread and mean, the runs
+    outside |z| ≤ 2 and 3 (and those with no error finding), the median draws and wall time."""
     est = np.array([r["estimate"] for r in runs])
-    se = np.array([r["stderr"] for r in runs])
-    z = (est - value) / np.hypot(se, sigma)
-    caught = np.array([any(s == "error" for _, s in r["findings"]) for r in runs])
+    z, counts = z_summary(runs, np.array([r["stderr"] for r in runs]), value, sigma)
     return {
         "runs": len(runs),
         "mean": float(est.mean()),
         "sd": float(est.std(ddof=1)) if len(est) > 1 else math.nan,
-        "mean_stderr": float(se.mean()),
-        "sd_z": float(z.std(ddof=1)) if len(z) > 1 else math.nan,
+        **counts,
         "mean_z": float(z.mean()),
-        "outside_2": int((abs(z) > 2).sum()),
-        "outside_3": int((abs(z) > 3).sum()),
-        "missed_3": int(((abs(z) > 3) & ~caught).sum()),
-        "error_findings": int(caught.sum()),
+        "error_findings": sum(any(s == "error" for _, s in r["findings"]) for r in runs),
         "median_draws": float(np.median([r["draws"] for r in runs])),
         "median_seconds": float(np.median([r["seconds"] for r in runs])),
     }

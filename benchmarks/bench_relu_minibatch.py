@@ -83,6 +83,24 @@ def run_record(est: Any, seed: int, seconds: float) -> dict[str, Any]:
     }
 
 
+def z_summary(
+    runs: list[dict[str, Any]], ses: np.ndarray, value: float, sigma: float
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """z = (λ̂ − target)/√(se² + σ²) of each run with the error bars ``ses``, and its summary:
+    the mean error bar, the sd of z, the runs outside |z| ≤ 2 and 3, and those outside 3 with
+    no error finding (missed)."""
+    est = np.array([r["estimate"] for r in runs])
+    z = (est - value) / np.hypot(ses, sigma)
+    caught = np.array([any(s == "error" for _, s in r["findings"]) for r in runs])
+    return z, {
+        "mean_stderr": float(np.mean(ses)),
+        "sd_z": float(z.std(ddof=1)) if len(z) > 1 else math.nan,
+        "outside_2": int((abs(z) > 2).sum()),
+        "outside_3": int((abs(z) > 3).sum()),
+        "missed_3": int(((abs(z) > 3) & ~caught).sum()),
+    }
+
+
 def summary(runs: list[dict[str, Any]], value: float, sigma: float) -> dict[str, Any]:
     """Per error bar (the reported one; the larger of it and the full-data one): sd of z, and
     the runs outside |z| ≤ 2 and 3, split by whether an error finding fired."""
@@ -96,15 +114,7 @@ def summary(runs: list[dict[str, Any]], value: float, sigma: float) -> dict[str,
         ],
     }
     for name, ses in bars.items():
-        z = (est - value) / np.hypot(np.array(ses), sigma)
-        caught = np.array([any(s == "error" for _, s in r["findings"]) for r in runs])
-        out[name] = {
-            "mean_stderr": float(np.mean(ses)),
-            "sd_z": float(z.std(ddof=1)) if len(z) > 1 else math.nan,
-            "outside_2": int((abs(z) > 2).sum()),
-            "outside_3": int((abs(z) > 3).sum()),
-            "missed_3": int(((abs(z) > 3) & ~caught).sum()),
-        }
+        out[name] = z_summary(runs, np.array(ses), value, sigma)[1]
     fd_ess = [r["full_data"]["ess"] for r in runs if r["full_data"]]
     out["full_data_ess"] = {"median": float(np.median(fd_ess)), "max": float(np.max(fd_ess))}
     return out

@@ -48,7 +48,7 @@ from numeric.sampler.chains import Chains
 from numeric.stats.chain_stats import full_trace
 from numeric.stats.diagnostics import autocorr_time, direction_ess, direction_rhat
 from numeric.stats.observable import observable
-from numeric.types import MAX_DRAWS, Draws, Trace, Tuning, Warmup
+from numeric.types import MAX_DRAWS, Draws, Precision, Trace, Tuning, Warmup
 from numeric.warmup.burn_in import relax
 from numeric.warmup.friction import Heating
 from numeric.warmup.step_size import Measure
@@ -235,15 +235,20 @@ def sample(
         chains, warm.tuning, every, plan.track_positions, full_loss, w_star, observables, log
     )
     checked = wants_step_check(opts, batch_size == n)
+
+    def measure(tr: Trace) -> Precision:
+        """λ̂'s precision over the draws so far (on minibatches with the full-data floor)."""
+        alive = chains.alive.cpu().numpy()
+        full = None if batch_size == n else record.full_trace(alive)
+        return precision_of(
+            observable(tr, alive), chains.nbeta, opts.rtol, opts.target_stderr, full
+        )
+
     with chains.stoppable(DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK, interruptible=True):
         trace, num_draws, history, precision = draws_until_precise(
             record,
             num_draws,
-            lambda tr: precision_of(
-                observable(tr, chains.alive.cpu().numpy()), chains.nbeta, opts.rtol,
-                opts.target_stderr,
-                None if batch_size == n else record.full_trace(chains.alive.cpu().numpy()),
-            ),
+            measure,
             max_draws=MAX_DRAWS if opts.num_draws is None else num_draws,
             stopped=lambda: record.stopped is not None or (settling and record.spreading()),
             rounds=MAX_EXTENSIONS if opts.num_draws is None else 0,

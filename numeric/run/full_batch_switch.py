@@ -37,7 +37,7 @@ becoming r times longer (the 10⁵-parameter network above: G ≈ 31, but 19.5 �
 against 40,000: no switch). Both sides count their burn-in: counted on the full batch's side
 alone, the comparison had kept reduced-rank regression rrr(4,4,3,1) (24 parameters, n = 10⁴) on
 minibatches at 3 of 12 seeds, each through a 20,000-step burn-in (the cap) at ξ = 48 where the
-full batch relaxes in 225 steps: 23–24 s against a median of 12 s for the runs that switched
+full batch relaxes in 225 steps: 23–24 s against a median of 13.5 s once all 12 switch
 (``benchmarks/RESULTS.md``). r counts a step's fixed cost as well as its arithmetic
 (``inputs.problem.step_cost``): on small models a step costs mostly its dispatch, and the full
 batch's steps cost far less than n/2B minibatch steps (the noisy saddle y = x·w1·w2, n = 2,000, 8
@@ -124,10 +124,10 @@ def full_batch_case(
     steps_done: int = 0,
 ) -> FullBatchCase | None:
     """The comparison of the module docstring (the projected runs for ``num_chains`` chains, the
-    minibatch run ``steps_done`` steps into its burn-in; nan without); None where the friction is not the heating rule's, the batch is the full
-    data, or the friction was not raised. With ``num_chains`` and ``dim`` the cost per step r
-    counts a step's fixed cost too (``inputs.problem.step_cost``), as the default batch size
-    does."""
+    minibatch run ``steps_done`` steps into its burn-in; nan without); None where the friction
+    is not the heating rule's, the batch is the full data, or the friction was not raised. With
+    ``num_chains`` and ``dim`` the cost per step r counts a step's fixed cost too
+    (``inputs.problem.step_cost``), as the default batch size does."""
     if not (plan.raises_friction and batch < n and math.isfinite(tuning.step_size)):
         return None
     kappa = slowest_curvature(plan.kappa_min, plan.kappa_flat, plan.track_positions)
@@ -187,9 +187,8 @@ def switch_finding(case: FullBatchCase, n: int, batch: int) -> Finding:
         f"times the cost per step ({case.gain:.3g} times less computation per relaxation time; "
         f"its run projected at {case.full_batch_steps:.3g} minibatch steps' worth, against "
         f"{case.minibatch_steps:.3g} steps of burn-in and draws left to the minibatch run), so "
-        "the run was "
-        f"restarted from w* on the full batch, batch_size = {n} (exact gradients). Pass "
-        "batch_size to choose it yourself",
+        f"the run was restarted from w* on the full batch, batch_size = {n} (exact gradients). "
+        "Pass batch_size to choose it yourself",
         case.switch_numbers(),
     )
 
