@@ -125,6 +125,28 @@ def test_entropy_sgd_step_matches_a_hand_computation():
     assert net.weight.item() == pytest.approx(0.92125, abs=1e-14)
 
 
+def test_entropy_sgd_inner_momentum_restarts_at_each_outer_step():
+    # The authors' entropy-SGD (Lau et al.'s MNIST code): momentum m in the inner loop too, its
+    # velocity u started afresh at each outer step. f(w) = ½w², η = 0.5, η' = 0.1, L = 2,
+    # γ = 0.5, α = 0.75, m = 0.5, no noise.
+    # outer 1, inner 1: g' = 1, u = 1, x' = 0.9, μ = 0.25·1 + 0.75·0.9 = 0.925
+    #          inner 2: g' = 0.9 − 0.5(1 − 0.9) = 0.85, u = 0.5·1 + 0.85 = 1.35, x' = 0.765,
+    #                   μ = 0.25·0.925 + 0.75·0.765 = 0.805;  v = 0.195, w = 1 − 0.5·0.195 = 0.9025
+    # outer 2, inner 1: g' = 0.9025 = u, x' = 0.81225, μ = 0.8348125
+    #          inner 2: g' = 0.81225 − 0.5(0.9025 − 0.81225) = 0.767125, u = 1.218375 (not
+    #                   0.5·1.35 + …: restarted), x' = 0.6904125, μ = 0.7265125
+    #          outer:   v = 0.5·0.195 + 0.1759875 = 0.2734875, w = 0.9025 − 0.5·v = 0.76575625
+    data = (torch.ones(1, 1, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64))
+    opt = entropy_sgd(
+        0.5, inner_steps=2, inner_lr=0.1, noise=0.0, scope=0.5, scope_growth=0.0,
+        averaging=0.75, momentum=0.5, inner_momentum=True,
+    )  # fmt: skip
+    for steps, expected in ((1, 0.9025), (2, 0.76575625)):
+        net = _scalar_model(1.0)
+        train(net, mse_loss, data, opt, steps, generator=torch.Generator().manual_seed(0))
+        assert net.weight.item() == pytest.approx(expected, abs=1e-14)
+
+
 def test_entropy_sgd_scope_growth_and_momentum_against_a_reference_loop():
     def reference(w, steps, eta, eta_in, L, g0, g1, alpha, m):
         v = None

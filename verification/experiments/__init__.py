@@ -16,7 +16,8 @@
   :mod:`.paper_sgld` (plain SGLD as the papers ran it), :mod:`.paper_stats`,
   :mod:`.sgld_mala_paper`, :mod:`.rescaling_paper`, and the deep-linear-network headline as
   :mod:`.dln_paper` (*reproduced?*) and :mod:`.dln_truth` (*true?*); Saghir et al.'s claims by
-  their procedure and at matched loss, :mod:`.saghir_paper`;
+  their procedure and at matched loss, :mod:`.saghir_paper`; Lau et al.'s entropy-SGD claim by
+  the authors' code and the package's estimator at the same minima, :mod:`.entropy_paper`;
 * issue 60: :mod:`.transformer` — a 9,384-parameter causal transformer trained on running sums
   mod 8, and its λ̂ (final checkpoint or along training).
 

@@ -24,7 +24,7 @@ from .networks import relu_mlp
 from .optimizers import OptimizerSpec
 from .paper_stats import paired
 from .records import Claim, Measurement, Record, Verdict, mean_stderr
-from .training import train
+from .training import TrainingRun, train
 
 CLAIM = Claim(
     "Lau et al. (2025)",
@@ -59,17 +59,16 @@ def accuracy(net: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
         return float((net(x).argmax(-1) == y).double().mean())
 
 
-def minimum_point(
+def trained_minimum(
     data: Dataset,
     hidden: Sequence[int],
     optimizer: OptimizerSpec,
     grad_evals: int,
     seed: int,
-    *,
     batch_size: int = 64,
-    **estimator: Any,
-) -> MinimumPoint:
-    """Train from the seed's initialisation for ``grad_evals`` minibatch gradients; λ̂ at the end."""
+) -> tuple[torch.nn.Module, TrainingRun]:
+    """The seed's ReLU MLP (hidden widths ``hidden``) trained by ``optimizer`` for ``grad_evals``
+    minibatch gradients (an entropy-SGD step costs ``inner_steps`` of them), and its run."""
     g = torch.Generator().manual_seed(seed)
     widths = [data.num_features, *hidden, data.num_classes]
     net = relu_mlp(widths, generator=g, dtype=data.x_train.dtype)
@@ -88,30 +87,66 @@ def minimum_point(
         generator=g,
         batch_size=batch_size,
     )
-    estimator.setdefault("seed", seed)
-    est, _ = llc_at(net, F.cross_entropy, data.train, **estimator)
+    return net, run
+
+
+def at_minimum(
+    net: torch.nn.Module, data: Dataset, label: str, seed: int, loss: float, est: LLCPoint
+) -> MinimumPoint:
+    """The record of a trained network and an estimate at it."""
     return MinimumPoint(
-        optimizer.label,
-        seed,
-        run.final_loss,
-        accuracy(net, *data.train),
-        accuracy(net, *data.test),
-        est,
+        label, seed, loss, accuracy(net, *data.train), accuracy(net, *data.test), est
     )
 
 
+def minimum_point(
+    data: Dataset,
+    hidden: Sequence[int],
+    optimizer: OptimizerSpec,
+    grad_evals: int,
+    seed: int,
+    *,
+    batch_size: int = 64,
+    **estimator: Any,
+) -> MinimumPoint:
+    """Train from the seed's initialisation for ``grad_evals`` minibatch gradients; λ̂ at the end."""
+    net, run = trained_minimum(data, hidden, optimizer, grad_evals, seed, batch_size)
+    estimator.setdefault("seed", seed)
+    est, _ = llc_at(net, F.cross_entropy, data.train, **estimator)
+    return at_minimum(net, data, optimizer.label, seed, run.final_loss, est)
+
+
+MIN_PAIRS = 3  # seeds left after voiding below which the rule does not decide
+
+
 def entropy_verdict(
-    points: Sequence[MinimumPoint], sgd_label: str, esgd_label: str, alpha: float = 0.05
+    points: Sequence[MinimumPoint],
+    sgd_label: str,
+    esgd_label: str,
+    alpha: float = 0.05,
+    *,
+    void_errors: bool = False,
 ) -> Verdict:
     """Both optimizers start from each seed's initialisation, so the runs are pairs: the paired
     t-test on the per-seed differences d_s = λ̂_entropy-SGD − λ̂_SGD (df = seeds − 1), with the
     Wilcoxon signed-rank test beside it. Reproduced if the mean difference is negative with
     one-sided p < ``alpha``; not reproduced if positive with p < ``alpha``; inconclusive
-    otherwise. (Issue 62 changed Welch's unpaired test to the paired one before the rerun.)"""
+    otherwise. (Issue 62 changed Welch's unpaired test to the paired one before the rerun.)
+    With ``void_errors`` a seed is left out where either estimate carries an error finding, and
+    fewer than ``MIN_PAIRS`` seeds left are inconclusive."""
     from scipy import stats
 
-    a_by = {p.seed: p.estimate.llc for p in points if p.optimizer == sgd_label}
-    b_by = {p.seed: p.estimate.llc for p in points if p.optimizer == esgd_label}
+    void = {p.seed for p in points if void_errors and not p.estimate.ok}
+    a_by = {
+        p.seed: p.estimate.llc for p in points if p.optimizer == sgd_label and p.seed not in void
+    }
+    b_by = {
+        p.seed: p.estimate.llc for p in points if p.optimizer == esgd_label and p.seed not in void
+    }
+    if void_errors and len(set(a_by) & set(b_by)) < MIN_PAIRS:
+        left = len(set(a_by) & set(b_by))
+        text = f"{len(void)} seeds voided by error findings, {left} pairs left: no decision."
+        return Verdict(CLAIM, "inconclusive", (Measurement("seeds voided", len(void)),), text)
     d = paired(b_by, a_by, "λ̂")
     a = np.array([a_by[k] for k in d.seeds])
     b = np.array([b_by[k] for k in d.seeds])
@@ -129,6 +164,7 @@ def entropy_verdict(
         Measurement("one-sided p (entropy-SGD lower)", p_lower),
         Measurement("Wilcoxon signed-rank p (two-sided)", float(w.pvalue) if w else 1.0),
         Measurement("estimates with an error finding", flagged),
+        Measurement("seeds voided", len(void)),
     )
     text = (
         f"{len(d.seeds)} seeds, each optimizer from the seed's initialisation: λ̂ {mb:.1f} ± {sb:.1f} "
@@ -136,6 +172,7 @@ def entropy_verdict(
         f"{d.diff:+.2f} ± {d.stderr:.2f}, t = {d.t:+.2f} at {len(d.seeds) - 1} df, one-sided "
         f"p = {p_lower:.3g}"
         + (f"; {flagged} estimates carry an error finding" if flagged else "")
+        + (f" ({len(void)} seeds left out for it)" if void else "")
         + "."
     )
     if p_lower < alpha:

@@ -74,6 +74,13 @@ def point(est: numeric.LLCEstimate, step: int, seconds: float) -> LLCPoint:
     )
 
 
+def paper_llc_point(step: int, llc: float, stderr: float, params: int, seconds: float) -> LLCPoint:
+    """A paper-procedure λ̂ (``paper_sgld``) as an ``LLCPoint``: it has no diagnostics or
+    findings."""
+    nan = math.nan
+    return LLCPoint(step, llc, stderr, nan, nan, nan, nan, params, "", "none", seconds)
+
+
 def reference_point(ref: numeric.HMCReference, num_params: int, seconds: float) -> LLCPoint:
     """The record of an HMC reference (``numeric.hmc_llc_potential``; no K(w*) is kept: nan)."""
     findings, worst = _severity(ref.diagnostics)

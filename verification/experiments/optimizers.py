@@ -40,7 +40,7 @@ def with_momentum(state: dict, direction: Tensor, momentum: float, nesterov: boo
 
 
 class EntropySGD(Optimizer):
-    r"""Entropy-SGD (Chaudhari et al. 2017, Algorithm 1), without inner-loop momentum.
+    r"""Entropy-SGD (Chaudhari et al. 2017, Algorithm 1).
 
     One outer step at x, with ``L`` inner Langevin steps on f(x') + (γ/2)‖x − x'‖² from x' = x:
 
@@ -50,6 +50,11 @@ class EntropySGD(Optimizer):
     update with g = x − μ (the gradient of the local entropy up to the factor γ, which, as in the
     authors' code, is absorbed in η): v ← m·v + g (v₀ = g), x ← x − η·(g + m·v if Nesterov else v);
     m = 0 gives x ← x − η·g. The scope grows per outer step t: γ_t = γ₀·(1 + γ₁)^t.
+
+    ``inner_momentum``: the inner steps move along the same momentum rule applied to g', with
+    their velocity started afresh at each outer step (u₀ = g', u ← m·u + g'), as the code of Lau
+    et al.'s entropy-SGD experiment runs it (``EntropySGD.py`` in
+    ``edmundlth/scalable_learning_coefficient_with_sgld``: one ``momentum`` for both loops).
     """
 
     def __init__(
@@ -65,6 +70,7 @@ class EntropySGD(Optimizer):
         averaging: float = 0.75,
         momentum: float = 0.0,
         nesterov: bool = False,
+        inner_momentum: bool = False,
         generator: torch.Generator | None = None,
     ) -> None:
         if inner_steps < 1:
@@ -75,6 +81,7 @@ class EntropySGD(Optimizer):
         super().__init__(params, defaults)
         self.inner_steps, self.scope, self.scope_growth = inner_steps, scope, scope_growth
         self.averaging, self.generator, self.outer_steps = averaging, generator, 0
+        self.inner_momentum = inner_momentum
 
     def _params(self) -> list[tuple[dict, Tensor]]:
         return [(g, p) for g in self.param_groups for p in g["params"]]
@@ -88,12 +95,15 @@ class EntropySGD(Optimizer):
         mu = [p.detach().clone() for _, p in pairs]
         gamma = self.scope * (1 + self.scope_growth) ** self.outer_steps
         loss = torch.tensor(math.nan)
+        inner: list[dict] = [{} for _ in pairs]  # the inner loop's velocities, fresh each step
         for _ in range(self.inner_steps):
             with torch.enable_grad():
                 loss = closure()
-            for (group, p), x0, m in zip(pairs, x, mu):
+            for (group, p), x0, m, state in zip(pairs, x, mu, inner):
                 g = torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
                 g.add_(x0 - p, alpha=-gamma)
+                if self.inner_momentum:
+                    g = with_momentum(state, g, group["momentum"], group["nesterov"])
                 p.add_(g, alpha=-group["inner_lr"])
                 if group["noise"]:
                     xi = torch.randn(p.shape, generator=self.generator, dtype=p.dtype)
@@ -121,6 +131,7 @@ class OptimizerSpec(Record):
     scope: float = 1e-4
     scope_growth: float = 1e-3
     averaging: float = 0.75
+    inner_momentum: bool = False
 
     def __post_init__(self) -> None:
         """Every setting checked (a bad one otherwise fails, or is used, at the first step)."""
@@ -134,6 +145,7 @@ class OptimizerSpec(Record):
         put("averaging", check_real("averaging", self.averaging, 0.0, 1.0, open_lo=True))
         put("inner_steps", check_int("inner_steps", self.inner_steps, 1, 10**6))
         check_bool("nesterov", self.nesterov)
+        check_bool("inner_momentum", self.inner_momentum)
         if self.nesterov and not self.momentum:
             raise ValueError("Nesterov momentum needs momentum > 0")
         if self.kind == "entropy_sgd" and self.weight_decay:
@@ -177,6 +189,7 @@ class OptimizerSpec(Record):
                 averaging=self.averaging,
                 momentum=self.momentum,
                 nesterov=self.nesterov,
+                inner_momentum=self.inner_momentum,
                 generator=generator,
             )
         raise ValueError(f"unknown optimizer kind {self.kind!r}")
@@ -210,6 +223,7 @@ def entropy_sgd(
     averaging: float = 0.75,
     momentum: float = 0.0,
     nesterov: bool = False,
+    inner_momentum: bool = False,
 ) -> OptimizerSpec:
     """Entropy-SGD (``EntropySGD``): ``inner_steps`` Langevin steps per outer step."""
     return OptimizerSpec(
@@ -217,6 +231,7 @@ def entropy_sgd(
         lr,
         momentum=momentum,
         nesterov=nesterov,
+        inner_momentum=inner_momentum,
         inner_steps=inner_steps,
         inner_lr=inner_lr,
         noise=noise,

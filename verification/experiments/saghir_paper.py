@@ -48,7 +48,7 @@ from torch import nn
 import numeric
 
 from .datasets import Dataset
-from .llc import LLCPoint
+from .llc import LLCPoint, paper_llc_point
 from .networks import num_params, relu_mlp
 from .online_ngd import online_ngd
 from .optimizers import OptimizerSpec, sgd
@@ -168,19 +168,13 @@ def _num_params(widths: Sequence[int]) -> int:
     return sum(a * b + b for a, b in itertools.pairwise(widths))
 
 
-def _llc_point(step: int, llc: float, stderr: float, params: int, seconds: float) -> LLCPoint:
-    """A paper-procedure λ̂ as an ``LLCPoint`` (the procedure has no diagnostics or findings)."""
-    nan = math.nan
-    return LLCPoint(step, llc, stderr, nan, nan, nan, nan, params, "", "none", seconds)
-
-
 def paper_estimate(data: Dataset, sampler: PaperSGLDOptions = PAPER_SAMPLER) -> Estimate:
     """The paper procedure's λ̂ as an ``Estimate`` (network, seed, step) → ``LLCPoint``, for
     ``saghir_swap.swap``; the seed seeds the sampler, as in ``paper_curves``."""
 
     def estimate(net: nn.Module, seed: int, step: int) -> LLCPoint:
         r = paper_llc(net, data, seed, sampler)
-        return _llc_point(step, r.mean, r.stderr, num_params(net), r.seconds)
+        return paper_llc_point(step, r.mean, r.stderr, num_params(net), r.seconds)
 
     return estimate
 
@@ -192,7 +186,7 @@ def paper_end_points(points: Sequence[PaperPoint]) -> tuple[Trained, ...]:
     out = []
     for p in (q for q in points if q.step == last):
         widths = _widths_of(p.widths)
-        llc = _llc_point(p.step, p.llc, p.llc_stderr, _num_params(widths), p.seconds)
+        llc = paper_llc_point(p.step, p.llc, p.llc_stderr, _num_params(widths), p.seconds)
         losses = (p.train_loss, math.nan, math.nan)  # test loss and accuracy are not read
         run = (p.widths, p.optimizer, p.seed, p.step)
         out.append(Trained(*run, *losses, llc, p.trace, p.trace_stderr))
