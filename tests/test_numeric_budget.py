@@ -18,6 +18,7 @@ import torch
 from _stops import stop_chains
 
 import numeric
+import numeric.draws.sample
 import numeric.sampler.chains
 from numeric.potential.reference import GaussianLinear, expected_llc
 from verification.models import product_regression
@@ -174,3 +175,36 @@ def test_bad_stopping_settings_are_refused(kw, match) -> None:
     m, w = _linear(200)
     with pytest.raises(numeric.InvalidInputError, match=match):
         numeric.estimate_llc(m.loss_fn, {"w": w}, m.data, **kw)
+
+
+def _stop_before_the_first_draw(monkeypatch, cause: str) -> None:
+    """The clock runs out (or Ctrl-C arrives) just as the draws begin, as when the warm-up and
+    its restarts took the draws' share of the budget."""
+    real = numeric.draws.sample.draws_until_precise
+
+    def draws_until_precise(draws, *a, **k):
+        stop_chains(draws.chains, cause)
+        return real(draws, *a, **k)
+
+    monkeypatch.setattr(numeric.draws.sample, "draws_until_precise", draws_until_precise)
+
+
+def test_a_budget_spent_before_the_first_draw_still_gives_one_block_of_draws(monkeypatch):
+    """The estimate needs draws: one block of them past the clock, said by the finding (this
+    crashed in Trace.join([]) on a 400-parameter network whose warm-up restarted twice)."""
+    m, w = _linear()
+    _stop_before_the_first_draw(monkeypatch, "clock")
+    est = numeric.estimate_llc(
+        m.loss_fn, {"w": w}, m.data, num_chains=4, seed=0, time_budget=3600.0, progress=False
+    )
+    assert est.config.num_draws == est.config.full_loss_every >= 1
+    assert est.loss_trace.shape[1] == est.config.num_draws and math.isfinite(est.mean)
+    (cut,) = [f for f in est.diagnostics if f.code == "time_budget"]
+    assert "ended the draws" in cut.message
+
+
+def test_ctrl_c_before_the_first_draw_propagates(monkeypatch):
+    m, w = _linear()
+    _stop_before_the_first_draw(monkeypatch, "ctrl_c")
+    with pytest.raises(KeyboardInterrupt):
+        numeric.estimate_llc(m.loss_fn, {"w": w}, m.data, num_chains=4, seed=0, progress=False)
