@@ -18,6 +18,7 @@
   :mod:`.dln_paper` (*reproduced?*) and :mod:`.dln_truth` (*true?*); Saghir et al.'s claims by
   their procedure and at matched loss, :mod:`.saghir_paper`; Lau et al.'s entropy-SGD claim by
   the authors' code and the package's estimator at the same minima, :mod:`.entropy_paper`;
+  saddle-to-saddle by the authors' code on realisable targets, :mod:`.saddles_paper`;
 * issue 60: :mod:`.transformer` — a 9,384-parameter causal transformer trained on running sums
   mod 8, and its λ̂ (final checkpoint or along training).
 

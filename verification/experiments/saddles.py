@@ -98,7 +98,9 @@ def steps_up(
     """Whether the mean λ̂ per learned rank rises by more than ``z_min`` standard errors at every
     rank reached, with every estimate valid, and lies near λ_k: |mean λ̂/λ_k − 1| ≤ ``near_tol``
     at every rank with λ_k > 0 (the claim's "near the λ of the learned rank"; added by issue 62
-    before the rerun: the rule had tested the steps only); a sentence, and the measurements."""
+    before the rerun: the rule had tested the steps only); a sentence, and the measurements. A
+    rank's standard error combines its estimates' own, or, where they have none (one chain each),
+    is the spread of its estimates over √(their number)."""
     by_rank: dict[int, list[SaddlePoint]] = {}
     for p in points:
         by_rank.setdefault(p.rank, []).append(p)
@@ -107,6 +109,8 @@ def steps_up(
     for k in ranks:
         e = [p.estimate for p in by_rank[k]]
         se = math.sqrt(sum(x.stderr**2 for x in e)) / len(e)
+        if not math.isfinite(se) and len(e) > 1:  # one chain a checkpoint: their spread
+            se = float(np.std([x.llc for x in e], ddof=1)) / math.sqrt(len(e))
         means[k] = (float(np.mean([x.llc for x in e])), se)
     g = points[0].gamma
     nums = [
