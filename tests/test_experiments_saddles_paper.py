@@ -72,3 +72,19 @@ def test_a_short_run_reads_the_realisable_targets_at_each_rank():
     assert res.true is not None
     assert [p.rank for p in res.true] == list(dict.fromkeys(ranks))  # one per rank reached
     assert all(math.isfinite(p.estimate.llc) for p in res.paper + res.true)
+
+
+@pytest.mark.parametrize(
+    ("change", "names"),
+    [
+        (dict(teacher=()), "teacher and hidden"),
+        (dict(teacher=(1.0, -2.0)), r"teacher\[1\]"),
+        (dict(hidden=(10, 0)), r"hidden\[1\]"),
+        (dict(batch_size=20_000), "batch_size"),
+        (dict(every=30_000), "every"),
+        (dict(lr=0.0), "lr"),
+    ],
+)
+def test_bad_settings_name_themselves(change, names):
+    with pytest.raises(ValueError, match=names):
+        PaperSaddle(**change)

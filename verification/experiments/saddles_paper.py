@@ -45,6 +45,8 @@ from torch import Tensor
 import numeric
 import rlct
 
+from .._validate import check_int, check_real
+from ..errors import InvalidArgumentError
 from .llc import llc_at, paper_llc_point
 from .networks import deep_linear, num_params
 from .optimizers import sgd
@@ -66,6 +68,21 @@ class PaperSaddle(Record):
     batch_size: int = 128
     steps: int = 20_000
     every: int = 50
+
+    def __post_init__(self) -> None:
+        """Every setting checked before any training (a bad one names itself)."""
+        if not self.teacher or not self.hidden:
+            raise InvalidArgumentError("teacher and hidden must each list at least one value")
+        for i, t in enumerate(self.teacher):
+            check_real(f"teacher[{i}]", t, 0.0, open_lo=True)
+        for i, h in enumerate(self.hidden):
+            check_int(f"hidden[{i}]", h, 1)
+        check_real("init_variance", self.init_variance, 0.0, open_lo=True)
+        check_real("lr", self.lr, 0.0, open_lo=True)
+        check_int("n", self.n, 2)
+        check_int(f"batch_size (n = {self.n})", self.batch_size, 1, self.n)
+        check_int("steps", self.steps, 1)
+        check_int(f"every (steps = {self.steps})", self.every, 1, self.steps)
 
     @property
     def widths(self) -> list[int]:
