@@ -208,3 +208,28 @@ def test_ctrl_c_before_the_first_draw_propagates(monkeypatch):
     _stop_before_the_first_draw(monkeypatch, "ctrl_c")
     with pytest.raises(KeyboardInterrupt):
         numeric.estimate_llc(m.loss_fn, {"w": w}, m.data, num_chains=4, seed=0, progress=False)
+
+
+def test_a_budget_spent_just_before_an_extension_keeps_the_draws_made(monkeypatch):
+    """The clock runs out between the first chunk of draws and the stopping rule's extension:
+    the extension makes no step and the estimate is the first chunk's (this crashed in
+    Trace.join([]) too)."""
+    real = numeric.draws.sample.draws_until_precise
+
+    def draws_until_precise(draws, *a, **k):
+        def first_then_out(count):
+            out = draws(count)
+            stop_chains(draws.chains, "clock")
+            return out
+
+        first_then_out.chains = draws.chains
+        return real(first_then_out, *a, **k)
+
+    monkeypatch.setattr(numeric.draws.sample, "draws_until_precise", draws_until_precise)
+    m, w = _linear()
+    est = numeric.estimate_llc(
+        m.loss_fn, {"w": w}, m.data, num_chains=4, seed=0, rtol=1e-4, time_budget=3600.0,
+        progress=False,
+    )  # fmt: skip
+    assert math.isfinite(est.mean) and est.loss_trace.shape[1] == est.config.num_draws >= 1
+    assert "time_budget" in {f.code for f in est.diagnostics}

@@ -140,54 +140,33 @@ class DataDraws:
         self.visited: list[Tensor] = []
         self.evaluations, self.stride = 0, 1
         self.stopped: str | None = None  # "time_budget" or "interrupted" where draws were cut
-        self.drawn = 0  # draws per chain made so far
 
-    def __call__(self, count: int) -> Trace:
-        """``count`` draws (fewer where the clock or Ctrl-C stopped them: ``stopped``)."""
+    def __call__(self, count: int) -> Trace | None:
+        """``count`` draws (fewer where the clock or Ctrl-C stopped them: ``stopped``; None
+        where they stopped before a step)."""
         self.chains.phase("draws", count)
         parts, done, every = [], 0, self.every
         while done < count and self.stopped is None:
             k = min(every, count - done) if every else count - done
             try:
-                parts.append(self._advance(k))
+                parts.append(
+                    self.chains.advance(
+                        k, self.tuning, track_dist=self.track_positions, track_obs=True, norms=True
+                    )
+                )
             except Stopped as stop:
                 self.stopped = stop.reason
-                if stop.trace is not None or parts or self.drawn:
-                    if stop.trace is not None:
-                        parts.append(stop.trace)
-                        if self.log is not None:
-                            self.log(stop.trace, None, {}, stop.reason)
-                    break
-                parts.append(self._first_block_past_the_clock(k, stop.reason))
+                if stop.trace is not None:
+                    parts.append(stop.trace)
+                    if self.log is not None:
+                        self.log(stop.trace, None, {}, stop.reason)
+                break
             done += k
-            self.drawn += k
             evaluated = self._evaluate() if k == every else None
             if self.log is not None:
                 full, values = evaluated if evaluated is not None else (None, {})
                 self.log(parts[-1], full, values, self.stopped)
-        return Trace.join(parts)
-
-    def _advance(self, k: int) -> Trace:
-        return self.chains.advance(
-            k, self.tuning, track_dist=self.track_positions, track_obs=True, norms=True
-        )
-
-    def _first_block_past_the_clock(self, k: int, reason: str) -> Trace:
-        """The clock ran out before the first draw (the warm-up, with its restarts, took the
-        draws' share of the budget): one block of ``k`` draws anyway, so that there is an
-        estimate (its ``time_budget`` finding says the draws were cut). Ctrl-C before the first
-        draw propagates, as during the warm-up."""
-        if reason == "interrupted":
-            raise KeyboardInterrupt
-        deadline, self.chains.deadline = self.chains.deadline, math.inf
-        try:
-            return self._advance(k)
-        except Stopped as stop:  # Ctrl-C inside that block: what it drew, or nothing to return
-            if stop.trace is None:
-                raise KeyboardInterrupt from None
-            return stop.trace
-        finally:
-            self.chains.deadline = deadline
+        return Trace.join(parts) if parts else None
 
     def _evaluate(self) -> tuple[Tensor, dict[str, Tensor]] | None:
         """L_n and the observables at the chains, recorded together; None where Ctrl-C came
@@ -266,7 +245,11 @@ def sample(
             observable(tr, alive), chains.nbeta, opts.rtol, opts.target_stderr, full
         )
 
-    with chains.stoppable(DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK, interruptible=True):
+    # the first block of draws runs past the clock: there is an estimate even where the warm-up
+    # and its restarts took the draws' share of the budget
+    first = min(every or MIN_DRAWS, num_draws)
+    share = DRAWS_SHARE if checked else DRAWS_SHARE_NO_CHECK
+    with chains.stoppable(share, interruptible=True, grace=first):
         trace, num_draws, history, precision = draws_until_precise(
             record,
             num_draws,

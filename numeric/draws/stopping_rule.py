@@ -94,7 +94,7 @@ def precision_of(
 
 
 def draws_until_precise(
-    draws: Callable[[int], Trace],
+    draws: Callable[[int], Trace | None],
     num_draws: int,
     precision: Callable[[Trace], Precision],
     *,
@@ -107,8 +107,11 @@ def draws_until_precise(
     ``MIN_LOSS_ESS`` effective draws and λ̂ no longer moves between the halves of the draws, or
     ``max_draws`` per chain, ``rounds`` extensions, or ``stopped()`` (the time budget or Ctrl-C
     ended the draws, or they are to become burn-in: ``numeric.draws.burn_in_extension``). Returns the traces, the draws, (draws, ESS) after each measurement and
-    the last ``Precision``."""
+    the last ``Precision``. ``draws(k)`` returns None where it was stopped before a step: the
+    first call cannot be (``numeric.draws.sample`` runs its first block past the clock)."""
     tr = draws(num_draws)
+    if tr is None:
+        raise RuntimeError("the draws were stopped before their first step")
     num_draws = tr.steps
     p = precision(tr)
     history = [(num_draws, p.ess)]
@@ -118,7 +121,10 @@ def draws_until_precise(
         more = min(p.more_draws(num_draws), max_draws - num_draws)
         if more <= 0:
             break
-        tr = Trace.join([tr, draws(more)])
+        added = draws(more)
+        if added is None:  # the clock ran out just as the extension began
+            break
+        tr = Trace.join([tr, added])
         num_draws = tr.steps
         p = precision(tr)
         history.append((num_draws, p.ess))

@@ -196,6 +196,7 @@ class Chains:
         self.clock = Clock(None) if clock is None else clock
         self.deadline = math.inf
         self.catch_interrupt = False
+        self.stop_from = 0  # steps before which neither the clock nor Ctrl-C is caught
         self.interrupted = False
         self.tuning: Tuning | None = None  # the tuning of the last advance
         self.log = _PhaseLog()
@@ -242,7 +243,7 @@ class Chains:
         done = 0
         try:
             while done < k:
-                if time.monotonic() > self.deadline:
+                if time.monotonic() > self.deadline and self.steps_done + done >= self.stop_from:
                     raise Stopped("time_budget", None)
                 m = min(CHECK_EVERY, k - done)
                 self.state, tr = self.block(self.state, m, tuning, record)
@@ -267,7 +268,7 @@ class Chains:
             self.steps_done += done
             raise Stopped("time_budget", Trace.join(parts) if parts else None) from None
         except KeyboardInterrupt:
-            if not self.catch_interrupt:
+            if not self.catch_interrupt or self.steps_done + done < self.stop_from:
                 raise
             self.steps_done += done
             self.interrupted = True
@@ -276,14 +277,17 @@ class Chains:
         return Trace.join(parts)
 
     @contextlib.contextmanager
-    def stoppable(self, share: float, *, interruptible: bool) -> Iterator[None]:
+    def stoppable(self, share: float, *, interruptible: bool, grace: int = 0) -> Iterator[None]:
         """Steps inside end by ``share`` of the time budget (``advance`` raises ``Stopped``) and,
-        with ``interruptible``, at Ctrl-C; neither after it."""
+        with ``interruptible``, at Ctrl-C; neither after it. The first ``grace`` steps inside run
+        whatever the clock says, and Ctrl-C during them propagates: a phase that must return
+        something (the draws) has it even where the warm-up spent its share of the budget."""
         self.deadline, self.catch_interrupt = self.clock.deadline(share), interruptible
+        self.stop_from = self.steps_done + grace
         try:
             yield
         finally:
-            self.deadline, self.catch_interrupt = math.inf, False
+            self.deadline, self.catch_interrupt, self.stop_from = math.inf, False, 0
 
     def seconds_per_step(self) -> float:
         """Wall time per step so far (all of it: steps, measurements, checks); nan before any."""
