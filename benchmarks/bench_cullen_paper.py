@@ -6,8 +6,15 @@ checkpoint, and decides both arms by ``cullen_paper.paper_scaling_verdicts`` (ru
 module docstring before this run). One torch thread, float32:
 
     python benchmarks/bench_cullen_paper.py [--seeds 0 1]
+    python benchmarks/bench_cullen_paper.py --claim tracking [--llc-every 4]
+    python benchmarks/bench_cullen_paper.py --claim lr [--weight-decay 1e-4]
 
-Writes benchmarks/out/cullen_paper.json (every point, the verdicts of each seed).
+Writes benchmarks/out/cullen_paper.json (every point, the verdicts of each seed); the tracking
+claim (Fig. 3: the authors' run p = 53, K = 1,024, ``cullen_paper_tracking.paper_tracking_run``,
+decided by ``cullen_dynamics.tracking_verdict``) writes benchmarks/out/cullen_paper_tracking.json;
+the learning-rate claim (Fig. 4: the authors' batch-128 sweep,
+``cullen_paper_tracking.paper_lr_sweep``, decided by
+``cullen_dynamics.lr_verdict(raw=True)``) writes benchmarks/out/cullen_paper_lr_wdW.json.
 """
 
 from __future__ import annotations
@@ -18,19 +25,72 @@ import time
 
 import torch
 
+from verification.experiments.cullen_dynamics import lr_verdict, tracking_verdict
 from verification.experiments.cullen_paper import (
     PUBLISHED,
     paper_scaling_grid,
     paper_scaling_verdicts,
 )
+from verification.experiments.cullen_paper_tracking import paper_lr_sweep, paper_tracking_run
+
+
+def tracking(args: argparse.Namespace) -> None:
+    """Fig. 3 by the authors' procedure, one seed per ``--seeds`` entry."""
+    t0 = time.perf_counter()
+    record: dict = {"args": vars(args), "seeds": {}}
+    for seed in args.seeds:
+        authors, centred = paper_tracking_run(llc_every=args.llc_every, seed=seed)
+        record["seeds"][seed] = {"llc": [q.to_dict() for q in authors.llc]}
+        for name, run in (("authors", authors), ("centred", centred)):
+            v = tracking_verdict(run)
+            print(f"validation loss as {name}:", v, flush=True)
+            record["seeds"][seed] |= {
+                f"run_{name}": run.to_dict(),
+                f"snapshots_{name}": [s.to_dict() for s in run.snapshots],
+                f"verdict_{name}": v.to_dict(),
+            }
+    record["seconds"] = time.perf_counter() - t0
+    print(f"{record['seconds']:.0f} s")
+    with open("benchmarks/out/cullen_paper_tracking.json", "w") as f:
+        json.dump(record, f, indent=1, default=str)
+
+
+def lr_sweep(args: argparse.Namespace) -> None:
+    """Fig. 4 by the authors' procedure at one weight decay."""
+    t0 = time.perf_counter()
+    runs = paper_lr_sweep(weight_decay=args.weight_decay, llc_every=args.llc_every)
+    for r in runs:
+        print(
+            f"lr {r.lr:g}: {r.steps} steps, GSM raw {r.gsm_raw:.4f} (centred {r.gsm:.4f}), "
+            f"peak λ̂ {r.peak.llc:.1f} ± {r.peak.stderr:.1f} at step {r.peak.step}",
+            flush=True,
+        )
+    v = lr_verdict(runs, raw=True)
+    print(v)
+    record = {
+        "args": vars(args),
+        "seconds": time.perf_counter() - t0,
+        "runs": [r.to_dict() for r in runs],
+        "llc": {r.lr: [q.to_dict() for q in r.llc] for r in runs},
+        "verdict": v.to_dict(),
+    }
+    print(f"{record['seconds']:.0f} s")
+    with open(f"benchmarks/out/cullen_paper_lr_wd{args.weight_decay:g}.json", "w") as f:
+        json.dump(record, f, indent=1, default=str)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--claim", choices=["scaling", "tracking", "lr"], default="scaling")
+    ap.add_argument("--weight-decay", type=float, default=1e-4)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--llc-every", type=int, default=4)
     ap.add_argument("--json", default="benchmarks/out/cullen_paper.json")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    if args.claim in ("tracking", "lr"):
+        (tracking if args.claim == "tracking" else lr_sweep)(args)
+        return
     t0 = time.perf_counter()
     record: dict = {"args": vars(args), "seeds": {}}
     for seed in args.seeds:

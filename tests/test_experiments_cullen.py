@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -182,3 +183,16 @@ def test_sensitivity_verdict_counts_falling_slopes():
     v = sensitivity_verdict(pts, 248.0)
     assert v.outcome == "reproduced"
     assert v.numbers[0].value == pytest.approx(-0.5, abs=1e-6)
+
+
+def test_lr_verdict_reads_raw_accuracies_when_asked():
+    # GSM on centred accuracies 0 (no run counts as grokked), on raw ones decaying as e^(−50·lr)
+    runs = [
+        replace(
+            _run(lr, 0.0, [10, 40 - 500 * lr, 12, 5], [1, 2, 3, 2, 1]), gsm_raw=math.exp(-50 * lr)
+        )
+        for lr in (0.001, 0.01, 0.02, 0.04)
+    ]
+    assert lr_verdict(runs).outcome == "inconclusive"  # no GSM slope: the peak alone falls
+    v = lr_verdict(runs, raw=True)
+    assert v.outcome == "reproduced" and v.numbers[0].value == pytest.approx(-50, rel=1e-9)

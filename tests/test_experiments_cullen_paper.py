@@ -24,6 +24,11 @@ from verification.experiments.cullen_paper import (
     scaling_outcome,
     train_paper,
 )
+from verification.experiments.cullen_paper_tracking import (
+    authors_loss,
+    paper_lr_sweep,
+    paper_tracking_run,
+)
 from verification.experiments.modular import modular_task
 
 
@@ -117,3 +122,32 @@ def test_a_small_point_runs_end_to_end():
     q = paper_scaling_point(5, 6, training=small, sampler=sampler)
     assert q.steps <= 40 and math.isnan(q.published) and q.num_params == 3 * 5 * 6
     assert math.isfinite(q.llc) and q.cap == 5 * (q.n_train - 1) / 2
+
+
+def test_the_tracking_run_reads_every_kth_checkpoint_and_the_last():
+    never = PaperTraining(checkpoint_every=10, stop_accuracy=1.0, max_steps=45)
+    sampler = replace(PAPER_SAMPLER, batch_size=8, num_steps=30, burn_in=5)
+    run, centred = paper_tracking_run(5, 6, llc_every=2, training=never, sampler=sampler)
+    assert run.llc == centred.llc and run.steps == centred.steps == 45
+    assert [s.step for s in centred.snapshots] == [0, 10, 20, 30, 40, 45]
+    assert [s.step for s in run.snapshots] == [0, 10, 20, 30, 40, 45]
+    assert [q.step for q in run.llc] == [0, 20, 40, 45]
+    assert all(math.isfinite(q.llc) for q in run.llc) and run.K == 6
+
+
+def test_the_authors_loss_centres_each_sample_across_its_outputs():
+    pred = torch.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
+    y = torch.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    # residuals (−1, −2, −2), mean −5/3 → (2/3, −1/3, −1/3): ½·(6/9)/3 = 1/9;
+    # (1, −1, 0), mean 0 → ½·2/3 = 1/3; the mean over the two samples 2/9
+    assert float(authors_loss(pred, y)) == pytest.approx(2 / 9)
+
+
+def test_the_lr_sweep_trains_each_rate_from_the_same_start():
+    never = PaperTraining(checkpoint_every=10, stop_accuracy=1.0, max_steps=20)
+    sampler = replace(PAPER_SAMPLER, batch_size=8, num_steps=20, burn_in=5)
+    runs = paper_lr_sweep((1e-3, 1e-2), 0.5, 5, 6, llc_every=1, training=never, sampler=sampler)
+    assert [(r.lr, r.weight_decay, r.steps) for r in runs] == [(1e-3, 0.5, 20), (1e-2, 0.5, 20)]
+    # the same seed: the same initial network, so the same λ̂ at step 0
+    assert runs[0].llc[0].llc == runs[1].llc[0].llc
+    assert runs[0].llc[-1].llc != runs[1].llc[-1].llc

@@ -19,7 +19,8 @@
   their procedure and at matched loss, :mod:`.saghir_paper`; Lau et al.'s entropy-SGD claim by
   the authors' code and the package's estimator at the same minima, :mod:`.entropy_paper`;
   saddle-to-saddle by the authors' code on realisable targets, :mod:`.saddles_paper`; Cullen
-  et al.'s Figs 1–2 by the authors' recorded runs, against the exact bound, :mod:`.cullen_paper`;
+  et al.'s Figs 1–2 by the authors' recorded runs, against the exact bound, :mod:`.cullen_paper`,
+  and their Fig. 3, :mod:`.cullen_paper_tracking`;
 * issue 60: :mod:`.transformer` — a 9,384-parameter causal transformer trained on running sums
   mod 8, and its λ̂ (final checkpoint or along training).
 

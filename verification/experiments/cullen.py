@@ -6,7 +6,9 @@
   is), the cap p(N − 1)/2 and the polished training loss;
 * in :mod:`.cullen_dynamics`: ``grokking_run`` / ``tracking_verdict`` (Fig. 3), λ̂ along training
   against the losses; ``lr_verdict`` (Fig. 4, App. H.3), grokking severity and peak λ̂ against the
-  learning rate; ``sensitivity`` / ``sensitivity_verdict`` (App. B), λ̂ against γ and the step size.
+  learning rate; ``sensitivity`` / ``sensitivity_verdict`` (App. B), λ̂ against γ and the step size;
+* in :mod:`.cullen_paper` and :mod:`.cullen_paper_tracking` (issue 62's *reproduced?* arms): Figs
+  1–2 and Fig. 3 by the authors' recorded runs, loop and sampler, beside their published numbers.
 
 Set-up followed (and where the paper's text and code differ): AdamW (decoupled weight decay),
 full-batch training on the centred loss (the paper: batch 128; its centring over a minibatch is a

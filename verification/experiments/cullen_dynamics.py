@@ -152,7 +152,7 @@ def tracking_verdict(run: GrokRun) -> Verdict:
 ALPHA = 0.05
 
 
-def lr_verdict(runs: Sequence[GrokRun]) -> Verdict:
+def lr_verdict(runs: Sequence[GrokRun], *, raw: bool = False) -> Verdict:
     """Exponential decay of GSM in the learning rate; the peak λ̂ against it.
 
     Rule (issue 62, fixed before the rerun; it had called a slope significant at two standard
@@ -160,13 +160,18 @@ def lr_verdict(runs: Sequence[GrokRun]) -> Verdict:
     by least squares over the k ≥ 3 runs that grokked, one-sided t-test at k − 2 df; the peak λ̂
     on log lr by weighted least squares with the estimates' own errors, one-sided z-test. Each
     direction at level ``ALPHA`` = 5%. Reproduced if GSM decays and the peak falls; not
-    reproduced if either goes significantly the other way; inconclusive otherwise."""
-    ok = [r for r in runs if r.gsm > 0]
+    reproduced if either goes significantly the other way; inconclusive otherwise. ``raw``: GSM
+    on raw accuracies (``GrokRun.gsm_raw``, as the paper defines it), not centred ones."""
+
+    def gsm(r: GrokRun) -> float:
+        return r.gsm_raw if raw else r.gsm
+
+    ok = [r for r in runs if gsm(r) > 0]
     nums = []
     decay, grows = False, False
     if len(ok) >= 3:
         x = np.array([r.lr for r in ok])
-        y = np.log([r.gsm for r in ok])
+        y = np.log([gsm(r) for r in ok])
         fit = stats.linregress(x, y)
         one_sided = float(fit.pvalue) / 2  # linregress: two-sided, t at k − 2 df
         nums += [

@@ -12,11 +12,13 @@ which no stored run used):
 * Adam, lr 10⁻², weight decay 10⁻⁵ as an L2 term (``torch.optim.Adam``, not AdamW), one step per
   "epoch" on a fresh shuffle's first batch of 64, the centred loss over the batch;
 * stopped when the validation accuracy (argmax) reaches 0.95 at three checkpoints in a row, every
-  100 steps (inferred: every stored run ends after 500–900 steps; the stored ``training.py`` has a
-  different rule and is not the code these runs used), at most 100,000 steps;
-* λ̂ at the last checkpoint by devinterp's SGLD (``paper_sgld``): ε = 5·10⁻⁴, γ = 5, nβ = B/log B
-  (devinterp's ``default_nbeta`` of the batch-64 loader), 3 chains of 100 burn-in + 500 draws, the
-  centred batch loss; λ̂ subtracts the full-data L_n(w*) (devinterp subtracted a batch's).
+  100 steps, at most 100,000 steps (inferred from the logs: the sweep's runs end after 500–900
+  steps, and the Fig. 3 run first reaches 0.95 at step 7,500 and ends at 7,700; the stored
+  ``training.py`` stops after ten checkpoints at 0.99 and is not the code these runs used);
+* λ̂ at the last checkpoint by devinterp's SGLD (``paper_sgld``) as the training loop calls it
+  (``training.py`` @ 0021909): ε = 5·10⁻⁴, γ = 5, nβ = B/log B (devinterp's ``default_nbeta`` of
+  the batch-64 training loader), 3 chains of 100 burn-in + 500 draws, the centred batch loss;
+  λ̂ subtracts the full-data L_n(w*) (devinterp subtracted a batch's).
 
 The published numbers (``PUBLISHED``) are the last row's ``llc`` of each run's ``loss_data.csv``.
 
@@ -25,6 +27,8 @@ outputs on N inputs span p(N − 1) dimensions, so λ ≤ p(N − 1)/2 at every 
 Where the paper's K(3p − 1)/2 exceeds that bound, the claimed value is impossible, and λ cannot
 keep growing with K. (At small p, where exact ranks are affordable, the exact λ at a fitting
 point is min(K(3p − 2), p(N − 1))/2: ``cullen_scaling``.)
+
+Fig. 3 by the same loop and sampler: :mod:`.cullen_paper_tracking`.
 
 Rules (issue 62, written before the runs of this module):
 
@@ -42,7 +46,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +55,14 @@ import torch
 from .._validate import check_int, check_real
 from ..errors import InvalidArgumentError
 from .cullen import CLAIM_SCALING
-from .modular import ModularTask, accuracy, centred_mse, modular_task, paper_formula, sample_cap
+from .modular import (
+    ModularTask,
+    accuracy,
+    centred_mse,
+    modular_task,
+    paper_formula,
+    sample_cap,
+)
 from .paper_sgld import PaperSGLDOptions, paper_sgld
 from .paper_stats import loglog_fit
 from .records import Measurement, Record, Verdict
@@ -121,16 +132,23 @@ def batch_loss(params: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch
 
 
 def train_paper(
-    task: ModularTask, K: int, settings: PaperTraining, seed: int
+    task: ModularTask,
+    K: int,
+    settings: PaperTraining,
+    seed: int,
+    on_checkpoint: Callable[[int, PaperQuadraticNet], None] | None = None,
 ) -> tuple[PaperQuadraticNet, int, float, float, float]:
     """Train by the authors' loop until the stopping rule: the network, the steps taken, and the
-    final training loss (full data, centred), training and validation accuracy."""
+    final training loss (full data, centred), training and validation accuracy.
+    ``on_checkpoint(step, net)`` is called at step 0 and at every checkpoint."""
     g = torch.Generator().manual_seed(seed)
     net = PaperQuadraticNet(task.p, K, g).to(task.x_train.dtype)
     opt = torch.optim.Adam(net.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     x, y = task.train
     n, b = x.shape[0], min(settings.batch_size, x.shape[0])
     run, step = 0, 0
+    if on_checkpoint is not None:
+        on_checkpoint(0, net)
     while step < settings.max_steps and run < settings.stop_checkpoints:
         idx = torch.randperm(n, generator=g)[:b]
         opt.zero_grad()
@@ -141,6 +159,8 @@ def train_paper(
             with torch.no_grad():
                 val = accuracy(net(task.x_val), task.y_val)
             run = run + 1 if val >= settings.stop_accuracy else 0
+            if on_checkpoint is not None:
+                on_checkpoint(step, net)
     with torch.no_grad():
         pred = net(x)
         loss, acc = float(centred_mse(pred, y)), accuracy(pred, y)
