@@ -39,7 +39,7 @@ def tracking(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     record: dict = {"args": vars(args), "seeds": {}}
     for seed in args.seeds:
-        authors, centred = paper_tracking_run(llc_every=args.llc_every, seed=seed)
+        authors, centred = paper_tracking_run(llc_every=args.llc_every or 4, seed=seed)
         record["seeds"][seed] = {"llc": [q.to_dict() for q in authors.llc]}
         for name, run in (("authors", authors), ("centred", centred)):
             v = tracking_verdict(run)
@@ -58,7 +58,7 @@ def tracking(args: argparse.Namespace) -> None:
 def lr_sweep(args: argparse.Namespace) -> None:
     """Fig. 4 by the authors' procedure at one weight decay."""
     t0 = time.perf_counter()
-    runs = paper_lr_sweep(weight_decay=args.weight_decay, llc_every=args.llc_every)
+    runs = paper_lr_sweep(weight_decay=args.weight_decay, llc_every=args.llc_every or 1)
     for r in runs:
         print(
             f"lr {r.lr:g}: {r.steps} steps, GSM raw {r.gsm_raw:.4f} (centred {r.gsm:.4f}), "
@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--claim", choices=["scaling", "tracking", "lr"], default="scaling")
     ap.add_argument("--weight-decay", type=float, default=1e-4)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--llc-every", type=int, default=4)
+    ap.add_argument("--llc-every", type=int, default=None, help="tracking 4, lr 1 if not given")
     ap.add_argument("--json", default="benchmarks/out/cullen_paper.json")
     args = ap.parse_args()
     torch.set_num_threads(1)

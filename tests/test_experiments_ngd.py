@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -186,3 +187,21 @@ def test_smoothing_and_swap_verdicts():
     v = swap_verdict(swaps, "NGD", ["SGD", "hi"])
     assert v.outcome == "reproduced"
     assert v.numbers[0].value == pytest.approx(2.15)
+
+
+def test_smoothing_verdict_voids_an_alpha_whose_estimates_carry_errors():
+    alphas = [1e-3, 1e-2, 1e-1]
+    runs = [
+        _trained("NGD", "a", 10 - 2 * math.log10(a) + 0.01 * s, 1, s)
+        for s in (0, 1)
+        for a in alphas
+    ]
+    assert smoothing_verdict(runs, alphas * 2, require_usable=True).outcome == "reproduced"
+    # one α's two estimates flagged with an error: more than half, so the reading is void
+    flagged = [
+        replace(r, llc=replace(r.llc, worst="error")) if a == 1e-1 else r
+        for r, a in zip(runs, alphas * 2)
+    ]
+    assert smoothing_verdict(flagged, alphas * 2).outcome == "reproduced"
+    v = smoothing_verdict(flagged, alphas * 2, require_usable=True)
+    assert v.outcome == "inconclusive" and "error finding" in v.sentence

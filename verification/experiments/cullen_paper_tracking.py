@@ -127,14 +127,16 @@ def paper_lr_sweep(
     p: int = TRACKING_SHAPE[0],
     K: int = TRACKING_SHAPE[1],
     *,
-    llc_every: int = 4,
+    llc_every: int = 1,
     seed: int = 0,
     training: PaperTraining = PAPER_TRACKING,
     sampler: PaperSGLDOptions = TRACKING_SAMPLER,
 ) -> tuple[GrokRun, ...]:
     """One ``paper_tracking_run`` per learning rate (the same seed: the same initialisation and
     split; ``training`` gives the other settings), for ``cullen_dynamics.lr_verdict(runs,
-    raw=True)`` (GSM on raw accuracies, as the paper defines it and as the authors' runs stop)."""
+    raw=True)`` (GSM on raw accuracies, as the paper defines it and as the authors' runs stop).
+    λ̂ at every checkpoint by default, as the authors' loop computes it: at the larger rates the
+    peak comes at the first checkpoint, which a sparser cadence misses."""
     out = []
     for lr in lrs:
         at = replace(training, lr=lr, weight_decay=weight_decay)

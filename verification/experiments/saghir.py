@@ -274,9 +274,12 @@ def compare_verdict(
     return Verdict(CLAIM_COMPARE, outcome, tuple(nums), sentence + ".")
 
 
-def smoothing_verdict(runs: Sequence[Trained], alphas: Sequence[float]) -> Verdict:
+def smoothing_verdict(
+    runs: Sequence[Trained], alphas: Sequence[float], *, require_usable: bool = False
+) -> Verdict:
     """Slope of λ̂ on log α (``alphas[i]`` is run i's) over all runs and seeds, by least squares
-    with its standard error and p-value."""
+    with its standard error and p-value. ``require_usable`` (as in ``compare_verdict``):
+    inconclusive also when more than half of one α's estimates carry an error finding."""
     if len(alphas) != len(runs):
         raise ValueError(f"{len(runs)} runs but {len(alphas)} values of α")
     x = np.log(alphas)
@@ -298,4 +301,11 @@ def smoothing_verdict(runs: Sequence[Trained], alphas: Sequence[float]) -> Verdi
     if frac > 0.5:
         outcome = "inconclusive"
         sentence += f"; {frac:.0%} of the end points are not minima (below_reference_loss)"
+    if require_usable:
+        bad = {a: np.mean([not r.llc.ok for r, b in zip(runs, alphas) if b == a]) for a in alphas}
+        worst = max(bad.values())
+        nums = (*nums, Measurement("largest fraction of one α's estimates with an error", worst))
+        if worst > 0.5:
+            outcome = "inconclusive"
+            sentence += f"; {worst:.0%} of one α's estimates carry an error finding"
     return Verdict(CLAIM_SMOOTHING, outcome, nums, sentence + ".")
