@@ -205,3 +205,18 @@ def test_smoothing_verdict_voids_an_alpha_whose_estimates_carry_errors():
     assert smoothing_verdict(flagged, alphas * 2).outcome == "reproduced"
     v = smoothing_verdict(flagged, alphas * 2, require_usable=True)
     assert v.outcome == "inconclusive" and "error finding" in v.sentence
+
+
+def test_swap_verdict_voids_when_most_seeds_carry_an_error_finding():
+    def run(s, worst_before):
+        before = replace(_pt(10), worst=worst_before)
+        return SwapRun(s, before, (("SGD", _pt(10.05)), ("NGD", _pt(12 + 0.1 * s))))
+
+    clean = [run(s, "none") for s in range(4)]
+    assert swap_verdict(clean, "NGD", ["SGD"], require_usable=True).outcome == "reproduced"
+    two = [run(s, "error" if s < 2 else "none") for s in range(4)]  # half: not more than half
+    assert swap_verdict(two, "NGD", ["SGD"], require_usable=True).outcome == "reproduced"
+    three = [run(s, "error" if s < 3 else "none") for s in range(4)]
+    assert swap_verdict(three, "NGD", ["SGD"]).outcome == "reproduced"
+    v = swap_verdict(three, "NGD", ["SGD"], require_usable=True)
+    assert v.outcome == "inconclusive" and "error finding" in v.sentence

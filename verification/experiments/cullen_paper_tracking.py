@@ -1,5 +1,6 @@
-"""Seed 002 (Cullen et al.), Fig. 3 by the authors' own procedure: λ̂ along the training run
-their plotting cell reads, against the validation loss.
+"""Seed 002 (Cullen et al.), Figs 3 and 4 by the authors' own procedure: λ̂ along the training
+run their plotting cell reads, against the validation loss (``paper_tracking_run``), and along
+each run of their batch-128 learning-rate sweep (``paper_lr_sweep``).
 
 The run (``plots_for_paper.ipynb`` @ c94530f, ``plot_losses_and_llc``'s default path,
 ``results/sweep_batch_lr_wd/run_batch_size=128_lr=0.0001_weight_decay=0.0001`` @ 73829da): p = 53,
@@ -40,12 +41,6 @@ from .paper_sgld import PaperSGLDOptions, paper_sgld
 PAPER_TRACKING = PaperTraining(lr=1e-4, weight_decay=1e-4, batch_size=128)
 TRACKING_SAMPLER = replace(PAPER_SAMPLER, batch_size=128)
 TRACKING_SHAPE = (53, 1024)
-# (step, validation loss as the authors record it, λ̂) of the sweep file's run: start, peak, end
-PUBLISHED_TRACKING = (
-    (100, 0.0092943, 9.85096),
-    (4400, 0.0122254, 40.86154),
-    (7700, 0.0074913, 36.29445),
-)
 
 
 def authors_loss(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -102,9 +102,17 @@ def swap(
     return tuple(out)
 
 
-def swap_verdict(runs: Sequence[SwapRun], ngd_label: str, sgd_labels: Sequence[str]) -> Verdict:
+def swap_verdict(
+    runs: Sequence[SwapRun],
+    ngd_label: str,
+    sgd_labels: Sequence[str],
+    *,
+    require_usable: bool = False,
+) -> Verdict:
     """Reproduced when λ̂ rises under NGD (mean change > 2 standard errors over seeds) and rises
-    more than under each SGD continuation (paired over seeds: the same split point)."""
+    more than under each SGD continuation (paired over seeds: the same split point).
+    ``require_usable``: inconclusive also when more than half of the seeds have an estimate with
+    an error finding (as ``saghir.compare_verdict``)."""
     nums, changes = [], {}
     for label in (ngd_label, *sgd_labels):
         d = [r.change(label)[0] for r in runs]
@@ -131,4 +139,11 @@ def swap_verdict(runs: Sequence[SwapRun], ngd_label: str, sgd_labels: Sequence[s
     if frac > 0.5:
         outcome = "inconclusive"
         sentence += f"; {frac:.0%} of the {ngd_label} end points are not minima"
+    if require_usable:
+        flagged = [not all(q.ok for q in (r.before, *(p for _, p in r.after))) for r in runs]
+        bad = sum(flagged) / len(flagged)
+        nums.append(Measurement("fraction of seeds with an error finding", bad))
+        if bad > 0.5:
+            outcome = "inconclusive"
+            sentence += f"; {bad:.0%} of the seeds have an estimate with an error finding"
     return Verdict(CLAIM_SWAP, outcome, tuple(nums), sentence + ".")
