@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -139,7 +139,8 @@ def train_paper(
     on_checkpoint: Callable[[int, PaperQuadraticNet], None] | None = None,
 ) -> tuple[PaperQuadraticNet, int, float, float, float]:
     """Train by the authors' loop until the stopping rule: the network, the steps taken, and the
-    final training loss (full data, centred), training and validation accuracy.
+    final training loss (full data, centred), training and validation accuracy. A batch larger
+    than the training set is the whole set, as their ``DataLoader`` gives it.
     ``on_checkpoint(step, net)`` is called at step 0 and at every checkpoint."""
     g = torch.Generator().manual_seed(seed)
     net = PaperQuadraticNet(task.p, K, g).to(task.x_train.dtype)
@@ -195,13 +196,15 @@ def paper_scaling_point(
     *,
     seed: int = 0,
     training: PaperTraining = PAPER_TRAINING,
-    sampler: PaperSGLDOptions = PAPER_SAMPLER,
+    sampler: PaperSGLDOptions | None = None,
 ) -> PaperScalingPoint:
-    """Train one network by the authors' procedure (float32, as their code) and read λ̂."""
+    """Train one network by the authors' procedure (float32, as their code) and read λ̂;
+    ``sampler=None``: ``PAPER_SAMPLER`` on the training's batches (their loop's loader)."""
     t0 = time.perf_counter()
     task = modular_task(p, training.train_fraction, seed=seed, dtype=torch.float32)
     net, steps, loss, acc, val = train_paper(task, K, training, seed)
     params = {k: v.detach().clone() for k, v in net.named_parameters()}
+    sampler = sampler or replace(PAPER_SAMPLER, batch_size=training.batch_size)
     r = paper_sgld(batch_loss, params, task.train, sampler, seed=seed)
     return PaperScalingPoint(
         p, K, task.n_train, net.W.numel() + net.V.numel(), steps, loss, acc, val, r.mean,

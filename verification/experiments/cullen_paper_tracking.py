@@ -67,13 +67,15 @@ def paper_tracking_run(
     llc_every: int = 4,
     seed: int = 0,
     training: PaperTraining = PAPER_TRACKING,
-    sampler: PaperSGLDOptions = TRACKING_SAMPLER,
+    sampler: PaperSGLDOptions | None = None,
 ) -> tuple[GrokRun, GrokRun]:
     """Train by the authors' loop with snapshots at every checkpoint and the paper procedure's
     λ̂ at every ``llc_every``-th one and at the last, for ``cullen_dynamics.tracking_verdict``
     (its rule, fixed before issue 62's reruns). Two ``GrokRun`` with the same λ̂: the losses as
-    the authors record them (``authors_loss``), and centred over the data set (the loss trained)."""
+    the authors record them (``authors_loss``), and centred over the data set (the loss trained).
+    ``sampler=None``: ``TRACKING_SAMPLER`` on the training's batches (their loop's loader)."""
     check_int("llc_every", llc_every, 1)
+    sampler = sampler or replace(TRACKING_SAMPLER, batch_size=training.batch_size)
     task = modular_task(p, training.train_fraction, seed=seed, dtype=torch.float32)
     snaps: dict[str, list[Snapshot]] = {"authors": [], "centred": []}
     pts: list[LLCPoint] = []
@@ -125,7 +127,7 @@ def paper_lr_sweep(
     llc_every: int = 1,
     seed: int = 0,
     training: PaperTraining = PAPER_TRACKING,
-    sampler: PaperSGLDOptions = TRACKING_SAMPLER,
+    sampler: PaperSGLDOptions | None = None,
 ) -> tuple[GrokRun, ...]:
     """One ``paper_tracking_run`` per learning rate (the same seed: the same initialisation and
     split; ``training`` gives the other settings), for ``cullen_dynamics.lr_verdict(runs,
