@@ -63,6 +63,29 @@ class GrokRun(Record):
             "peak_llc_step": peak.step if peak else -1,
         }
 
+    @classmethod
+    def of(
+        cls,
+        task: ModularTask,
+        K: int,
+        lr: float,
+        weight_decay: float,
+        steps: int,
+        seed: int,
+        snapshots: Sequence[Snapshot],
+        llc: Sequence[LLCPoint],
+    ) -> GrokRun:
+        """The record of a run, its grokking severities and first steps read off the snapshots."""
+
+        def first(attr: str) -> int:
+            return next((s.step for s in snapshots if getattr(s, attr) >= 0.95), -1)
+
+        return cls(
+            task.p, K, task.n_train, lr, weight_decay, steps, seed, tuple(snapshots), tuple(llc),
+            grokking_severity(snapshots), grokking_severity(snapshots, centred=False),
+            first("val_acc_centred"), first("train_acc_centred"),
+        )  # fmt: skip
+
     @property
     def peak(self) -> LLCPoint:
         return max(self.llc, key=lambda q: q.llc)
@@ -95,25 +118,7 @@ def grokking_run(
     for i in range(llc_every, len(states), llc_every):
         net.load_state_dict(states[i])
         pts.append(estimate(net, task, settings, step=snaps[i].step)[0])
-
-    def first(attr: str) -> int:
-        return next((s.step for s in snaps if getattr(s, attr) >= 0.95), -1)
-
-    return GrokRun(
-        task.p,
-        K,
-        task.n_train,
-        lr,
-        weight_decay,
-        steps,
-        seed,
-        tuple(snaps),
-        tuple(pts),
-        grokking_severity(snaps),
-        grokking_severity(snaps, centred=False),
-        first("val_acc_centred"),
-        first("train_acc_centred"),
-    )
+    return GrokRun.of(task, K, lr, weight_decay, steps, seed, snaps, pts)
 
 
 def tracking_verdict(run: GrokRun) -> Verdict:

@@ -52,6 +52,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+import numeric
+
 from .._validate import check_int, check_real
 from ..errors import InvalidArgumentError
 from .cullen import CLAIM_SCALING
@@ -123,12 +125,6 @@ class PaperQuadraticNet(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return ((x @ self.W.T) ** 2) @ self.V.T
-
-
-def batch_loss(params: dict[str, torch.Tensor], batch: tuple[torch.Tensor, torch.Tensor]):
-    """The centred loss of the batch (the authors' ``centred_loss``), for ``paper_sgld``."""
-    x, y = batch
-    return centred_mse(((x @ params["W"].T) ** 2) @ params["V"].T, y)
 
 
 def train_paper(
@@ -203,9 +199,9 @@ def paper_scaling_point(
     t0 = time.perf_counter()
     task = modular_task(p, training.train_fraction, seed=seed, dtype=torch.float32)
     net, steps, loss, acc, val = train_paper(task, K, training, seed)
-    params = {k: v.detach().clone() for k, v in net.named_parameters()}
     sampler = sampler or replace(PAPER_SAMPLER, batch_size=training.batch_size)
-    r = paper_sgld(batch_loss, params, task.train, sampler, seed=seed)
+    # the centred loss of each batch (the authors' ``centred_loss``)
+    r = paper_sgld(*numeric.from_module(net, centred_mse), task.train, sampler, seed=seed)
     return PaperScalingPoint(
         p, K, task.n_train, net.W.numel() + net.V.numel(), steps, loss, acc, val, r.mean,
         r.stderr, PUBLISHED.get((p, K), math.nan), paper_formula(p, K),

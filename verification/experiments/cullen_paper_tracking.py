@@ -25,17 +25,18 @@ from dataclasses import replace
 
 import torch
 
+import numeric
+
 from .._validate import check_int
 from .cullen_dynamics import GrokRun
 from .cullen_paper import (
     PAPER_SAMPLER,
     PaperQuadraticNet,
     PaperTraining,
-    batch_loss,
     train_paper,
 )
 from .llc import LLCPoint, paper_llc_point
-from .modular import ModularTask, Snapshot, grokking_severity, modular_task, snapshot
+from .modular import ModularTask, Snapshot, centred_mse, modular_task, snapshot
 from .paper_sgld import PaperSGLDOptions, paper_sgld
 
 PAPER_TRACKING = PaperTraining(lr=1e-4, weight_decay=1e-4, batch_size=128)
@@ -51,10 +52,9 @@ def authors_loss(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def authors_snapshot(net: PaperQuadraticNet, task: ModularTask, step: int) -> Snapshot:
-    """``snapshot`` with the authors' recorded losses (``authors_loss``) in place of the loss
-    centred over the data set; the accuracies are the same."""
-    s = snapshot(net, task, step)
+def authors_snapshot(net: PaperQuadraticNet, task: ModularTask, s: Snapshot) -> Snapshot:
+    """The snapshot ``s`` of ``net`` with the authors' recorded losses (``authors_loss``) in place
+    of the loss centred over the data set; the accuracies are the same."""
     train = float(authors_loss(net(task.x_train), task.y_train))
     val = float(authors_loss(net(task.x_val), task.y_val))
     return replace(s, train_loss=train, val_loss=val)
@@ -81,13 +81,13 @@ def paper_tracking_run(
     pts: list[LLCPoint] = []
 
     def llc(step: int, net: PaperQuadraticNet) -> None:
-        params = {k: v.detach().clone() for k, v in net.named_parameters()}
-        r = paper_sgld(batch_loss, params, task.train, sampler, seed=seed)
+        r = paper_sgld(*numeric.from_module(net, centred_mse), task.train, sampler, seed=seed)
         pts.append(paper_llc_point(step, r.mean, r.stderr, 3 * p * K, r.seconds))
 
     def record(step: int, net: PaperQuadraticNet) -> None:
-        snaps["authors"].append(authors_snapshot(net, task, step))
-        snaps["centred"].append(snapshot(net, task, step))
+        s = snapshot(net, task, step)
+        snaps["centred"].append(s)
+        snaps["authors"].append(authors_snapshot(net, task, s))
 
     def at(step: int, net: PaperQuadraticNet) -> None:
         record(step, net)
@@ -100,17 +100,8 @@ def paper_tracking_run(
     if pts[-1].step != steps:
         llc(steps, net)
 
-    def run(s: list[Snapshot]) -> GrokRun:
-        def first(key: str) -> int:
-            return next((q.step for q in s if getattr(q, key) >= 0.95), -1)
-
-        return GrokRun(
-            p, K, task.n_train, training.lr, training.weight_decay, steps, seed, tuple(s),
-            tuple(pts), grokking_severity(s), grokking_severity(s, centred=False),
-            first("val_acc_centred"), first("train_acc_centred"),
-        )  # fmt: skip
-
-    return run(snaps["authors"]), run(snaps["centred"])
+    at_lr = (task, K, training.lr, training.weight_decay, steps, seed)
+    return GrokRun.of(*at_lr, snaps["authors"], pts), GrokRun.of(*at_lr, snaps["centred"], pts)
 
 
 # Fig. 4 (grokking severity against the learning rate): the authors' lr sweep at batch 128
