@@ -353,20 +353,23 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
     estimate is the minibatch run's without the switch (the same numbers); ``full_batch_diverged``
     says which, nothing is said where it did not fit."""
     import numeric.run.estimate_llc
+    import numeric.run.run_loop
     from numeric.errors import DivergenceError
+    from numeric.run.attempt import Diverged
 
     loss_fn, w_star, data = _regression()
     kw = dict(num_chains=4, seed=0)
     plain = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert plain.config.batch_size == 256 and "full_batch_switch" not in _codes(plain)
-    run, setup = numeric.run.estimate_llc.one_run, numeric.run.estimate_llc.setup_problem
+    run, setup = numeric.run.run_loop.one_run, numeric.run.estimate_llc.setup_problem
 
     full_runs = []
 
     def diverging(problem, plan, opts, switchable=False, clock=None):
         if problem.full_batch:
             full_runs.append(opts.step_scale)
-            raise DivergenceError("diverged", chain=0, step=7, cause="a test", step_size=1e-3)
+            err = DivergenceError("diverged", chain=0, step=7, cause="a test", step_size=1e-3)
+            return Diverged(err)
         return run(problem, plan, opts, switchable, clock)
 
     def refusing(loss_fn, params, data, opts):
@@ -375,7 +378,7 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
         return setup(loss_fn, params, data, opts)
 
     _forced_switch(monkeypatch)
-    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", diverging)
+    monkeypatch.setattr(numeric.run.run_loop, "one_run", diverging)
     fell = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert fell.config.batch_size == 256
     assert fell.mean == plain.mean and np.array_equal(fell.loss_trace, plain.loss_trace)
@@ -383,7 +386,7 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
     assert "chain 0 at step 7" in note.message and "minibatches of 256" in note.message
     assert full_runs == [0.25]  # not restarted at a smaller ε: the projection no longer holds
     assert _codes(fell) - {"full_batch_diverged"} == _codes(plain)
-    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", run)
+    monkeypatch.setattr(numeric.run.run_loop, "one_run", run)
     monkeypatch.setattr(numeric.run.estimate_llc, "setup_problem", refusing)
     kept = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert kept.config.batch_size == 256 and kept.mean == plain.mean

@@ -45,21 +45,23 @@ def test_a_divergence_with_the_defaults_restarts_with_a_smaller_step(monkeypatch
     another vector width or FMA, and once the chains part at the last bit step 20,690 is another
     draw. So the first run's divergence is made certain: where it did not diverge by itself, it
     is taken as diverged at its own ε once it ends (the DivergenceError the chains raise)."""
-    import numeric.run.estimate_llc
+    import numeric.run.run_loop
     from numeric.errors import DivergenceError
+    from numeric.run.attempt import Completed, Diverged
 
-    real = numeric.run.estimate_llc.one_run
+    real = numeric.run.run_loop.one_run
     calls: list[float] = []
 
     def diverging_once(problem, plan, opts, *rest):
         calls.append(opts.step_scale)
-        ran = real(problem, plan, opts, *rest)  # may diverge by itself (DivergenceError)
-        if len(calls) == 1:
-            eps = ran[1].tuning.step_size
-            raise DivergenceError("diverged", chain=0, step=1, cause="forced", step_size=eps)
+        ran = real(problem, plan, opts, *rest)  # may diverge by itself (Diverged)
+        if len(calls) == 1 and isinstance(ran, Completed):
+            eps = ran.warm.tuning.step_size
+            err = DivergenceError("diverged", chain=0, step=1, cause="forced", step_size=eps)
+            return Diverged(err)
         return ran
 
-    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", diverging_once)
+    monkeypatch.setattr(numeric.run.run_loop, "one_run", diverging_once)
     loss_fn, w, data = _product_regression([1, 3], seed=1)
     est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=1, batch_size=256)
     assert calls[:2] == [0.25, 0.0625]  # restarted at a quarter of the step scale (a heating

@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from typing import TypeVar
 
 import torch
 
+from numeric.budget import Clock
 from numeric.errors import DivergenceError
 from numeric.options import SamplerOptions
 from numeric.plan.llc_plan import LLCPlan
+from numeric.run.attempt import Attempt
 from numeric.types import Finding
 
 NARROW_RANGE = 1e-2  # (nβh_max + c)/c times ε_mach from which the dtype is named in the error
@@ -40,7 +43,27 @@ RESTART_FACTOR = 0.25  # step_scale (so ε) multiplied by this on each restart
 O = TypeVar("O", bound=SamplerOptions)
 
 
-def can_restart(opts: SamplerOptions, restarts: list[Finding]) -> bool:
+def restarted(attempt: Attempt, err: DivergenceError, clock: Clock) -> Attempt | None:
+    """The policy after a divergence (``numeric.run.attempt``): the attempt again from w* with
+    the smaller ε of ``restart_options``, its plan kept, where the attempt is ``restartable``,
+    ``can_restart`` allows it and time is left; None otherwise."""
+    opts = attempt.opts
+    if not (attempt.restartable and can_restart(opts, attempt.restarts) and clock.left() > 0):
+        return None
+    after = restart_options(opts, err)
+    restarts = (*attempt.restarts, restart_finding(err, opts, after))
+    return dataclasses.replace(attempt, opts=after, restarts=restarts)
+
+
+def divergence_error(attempt: Attempt, err: DivergenceError) -> DivergenceError:
+    """The error that ends the estimate where no attempt follows a divergence
+    (``final_divergence`` with the attempt's restarts, γ and plan)."""
+    assert attempt.plan is not None  # a run was made: its attempt was planned
+    dtype = attempt.problem.w_star.dtype
+    return final_divergence(err, attempt.restarts, attempt.opts.gamma, attempt.plan, dtype)
+
+
+def can_restart(opts: SamplerOptions, restarts: Sequence[Finding]) -> bool:
     """A diverged run is restarted when ε was chosen automatically, the chains were to be
     checked (``on_divergence="raise"``), and fewer than ``MAX_RESTARTS`` restarts were made."""
     return opts.step_size is None and opts.on_divergence == "raise" and len(restarts) < MAX_RESTARTS
@@ -79,7 +102,7 @@ def restart_finding(err: DivergenceError, before: SamplerOptions, after: Sampler
 
 
 def restarts_exhausted(
-    err: DivergenceError, restarts: list[Finding], gamma: float
+    err: DivergenceError, restarts: Sequence[Finding], gamma: float
 ) -> DivergenceError:
     """The error after the last restart diverged as well: the automatic step was already cut, so
     "reduce step_size" is not the advice; a larger γ keeps the chains out of the steep regions."""
@@ -108,7 +131,7 @@ def _reworded(err: DivergenceError, what: str, cause: str) -> DivergenceError:
 
 def final_divergence(
     err: DivergenceError,
-    restarts: list[Finding],
+    restarts: Sequence[Finding],
     gamma: float,
     plan: LLCPlan,
     dtype: torch.dtype = torch.float64,

@@ -27,6 +27,8 @@ The estimate is a pipeline of stages, each rule in the module named for it (docs
 ``draws.burn_in_extension``  the draws made burn-in while the chains still spread away from w*
 ``draws.step_check``         the chains continued at ε/2 and back at ε: the bias, λ₀ at ε → 0
 ``findings.*``               one module per question a finding answers (``findings.codes``)
+``run.attempt``              a run to make and how it ended: completed, diverged, full batch better
+``run.run_loop``             the one loop: each outcome's policy gives the next attempt, or none
 ``run.*_restart``            again from w* after a divergence (smaller ε) or hot draws (more ξ)
 ``run.full_batch_switch``    where the full batch mixes cheaper than heated minibatches
 ``result.llc_estimate``      the estimate and its configuration (``result.config``)
@@ -35,9 +37,7 @@ The estimate is a pipeline of stages, each rule in the module named for it (docs
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -47,8 +47,7 @@ from torch import Tensor
 
 from numeric.backend.denormals import flushing_denormals
 from numeric.backend.torch_limits import run_differentiable
-from numeric.budget import Clock, budget_findings
-from numeric.errors import DivergenceError, InvalidInputError
+from numeric.budget import Clock
 from numeric.inputs.module_loss import ModuleLoss, from_module
 from numeric.inputs.problem import LossFn, Problem, setup_problem
 from numeric.inputs.restrict import require_eval_mode
@@ -61,23 +60,9 @@ from numeric.options import (
     OnDivergence,
     Preconditioning,
 )
-from numeric.plan.llc_plan import make_plan
 from numeric.result.llc_estimate import LLCEstimate
-from numeric.run.divergence_restart import (
-    can_restart,
-    final_divergence,
-    restart_finding,
-    restart_options,
-)
-from numeric.run.full_batch_switch import (
-    FullBatchCase,
-    diverged_finding,
-    switch_finding,
-)
-from numeric.run.heating_restart import cooled_plan, cooler_options, heating_finding
-from numeric.run.one_run import one_run
-from numeric.run.summarise import summarise
-from numeric.types import Finding
+from numeric.run.attempt import Attempt
+from numeric.run.run_loop import run_until_done
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -251,32 +236,15 @@ def estimate_llc(
 def _estimate_llc(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
 ) -> LLCEstimate:
-    """``estimate_llc`` once its options are checked: set-up, plan and runs (``_runs``); where
-    heated minibatches make the full batch the cheaper way to mix, the run again on the full
-    batch (``numeric.run.full_batch_switch``), or, where that diverges (its projection, made at the
-    minibatch run's ε, then no longer holds: no restart), the minibatch runs without the
-    switch."""
+    """``estimate_llc`` once its options are checked: the set-up, then runs until their outcome
+    asks for no other (``numeric.run.run_loop``: restarts after a divergence or hot draws, and
+    the full batch where heated minibatches make it the cheaper way to mix)."""
     clock = Clock(opts.time_budget)
     problem = setup_problem(loss_fn, params, data, opts)
     _LOG.info("set-up: %d parameters, n = %d, B = %d in %.2f s", problem.dim, problem.n,
               problem.batch_size, clock.elapsed())  # fmt: skip
-    outcome = _runs(problem, opts, clock, switchable=_may_switch(problem, opts))
-    if not isinstance(outcome, FullBatchCase):
-        return outcome
-    n, batch = problem.n, problem.batch_size
-    full_opts = dataclasses.replace(opts, batch_size=n)
-    try:
-        full = setup_problem(loss_fn, params, data, full_opts)
-    except InvalidInputError:  # the full batch does not fit in memory: minibatches as before
-        return _runs(problem, opts, clock, switchable=False)
-    try:
-        switched = (switch_finding(outcome, n, batch),)
-        return _runs(full, full_opts, clock, switchable=False, restartable=False, before=switched)
-    except DivergenceError as err:
-        said = f"chain {err.chain} at step {err.step}, ε = {err.step_size:.3g}"
-        return _runs(
-            problem, opts, clock, switchable=False, before=(diverged_finding(said, n, batch),)
-        )
+    first = Attempt(problem, opts, switchable=_may_switch(problem, opts))
+    return run_until_done(first, clock, lambda o: setup_problem(loss_fn, params, data, o))
 
 
 def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
@@ -290,50 +258,3 @@ def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
         and opts.gradient == "control_variate"
         and not problem.full_batch
     )
-
-
-def _runs(
-    problem: Problem,
-    opts: LLCOptions,
-    clock: Clock,
-    *,
-    switchable: bool,
-    restartable: bool = True,
-    before: tuple[Finding, ...] = (),
-) -> LLCEstimate | FullBatchCase:
-    """The plan and its runs (restarted after a divergence with a smaller ε where
-    ``restartable``, or once with more friction where the draws ran hot) and the estimate, its
-    findings after ``before``; with ``switchable``, the case for the full batch instead where a
-    warm-up makes it. Each run plans within what is left of ``clock`` (``numeric.budget``); the
-    heating restart is skipped where less than half of a time budget is left."""
-    started = time.monotonic()
-    plan = make_plan(problem, opts)
-    _LOG.info("plan: %s, %s preconditioner in %.2f s", plan.integrator, plan.preconditioner,
-              time.monotonic() - started)  # fmt: skip
-    restarts: list[Finding] = []
-    cooled: tuple[Finding, ...] = ()  # the heating restart (``heating_restart``), at most one
-    while True:
-        try:
-            ran = one_run(problem, plan, opts, switchable, clock.rest())
-        except DivergenceError as err:  # automatic ε: restart with a smaller one
-            if not (restartable and can_restart(opts, restarts) and clock.left() > 0):
-                final = final_divergence(err, restarts, opts.gamma, plan, problem.w_star.dtype)
-                if final is err:
-                    raise
-                raise final from err
-            after = restart_options(opts, err)
-            restarts.append(restart_finding(err, opts, after))
-            opts = after
-            continue
-        if isinstance(ran, FullBatchCase):
-            return ran
-        run_plan, warm, drawn, alive = ran
-        asked_to_stop = drawn.stopped in ("interrupted", "check_interrupted")  # Ctrl-C
-        rerun = not cooled and not asked_to_stop and clock.can_rerun()
-        cooler = cooler_options(opts, run_plan, warm, drawn) if rerun else None
-        if cooler is None:
-            break
-        cooled = (heating_finding(warm, drawn, cooler),)
-        opts, plan = cooler, cooled_plan(plan, cooler)
-    found = (*before, *restarts, *cooled, *budget_findings(warm, drawn, opts.time_budget))
-    return summarise(problem, run_plan, opts, warm, drawn, alive, found)

@@ -25,13 +25,33 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from numeric.budget import Clock
 from numeric.options import LLCOptions
 from numeric.plan.llc_plan import LLCPlan, rule_friction
+from numeric.run.attempt import Attempt, Completed
 from numeric.sampler import sgld
 from numeric.types import Draws, Finding, Warmup
 from numeric.warmup.friction import HEAT_TOL
 
 RESTART_TOL = HEAT_TOL  # heating at the end of the draws that restarts the run: the warm-up's own
+
+
+def cooled(attempt: Attempt, ran: Completed, clock: Clock) -> Attempt | None:
+    """The policy after completed draws (``numeric.run.attempt``): the attempt again from w* with
+    the friction their heating asks for (``cooler_options``), once, where Ctrl-C did not end them
+    and at least half of a time budget is left (``Clock.can_rerun``); None otherwise."""
+    if attempt.cooled or ran.asked_to_stop or not clock.can_rerun():
+        return None
+    cooler = cooler_options(attempt.opts, ran.plan, ran.warm, ran.drawn)
+    if cooler is None:
+        return None
+    assert attempt.plan is not None  # a run was made: its attempt was planned
+    return dataclasses.replace(
+        attempt,
+        opts=cooler,
+        plan=cooled_plan(attempt.plan, cooler),
+        cooled=(heating_finding(ran.warm, ran.drawn, cooler),),
+    )
 
 
 def cooler_options(

@@ -1,6 +1,7 @@
 r"""One run of the data estimator's chains from w* (``Run``, ``one_run``): the kernel, the chains,
 the warm-up, the draws until settled and the step-size check, on the random stream of one seed
-(``numeric.run.estimate_llc`` restarts runs and turns the last into the estimate).
+(``numeric.run.run_loop`` starts runs again as their outcomes ask and turns the last into the
+estimate).
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from numeric.draws.burn_in_extension import draw_until_settled, retuner
 from numeric.draws.observables import bind_observables
 from numeric.draws.sample import sample
 from numeric.draws.step_check import run_check
+from numeric.errors import DivergenceError
 from numeric.inputs.problem import Problem
 from numeric.options import LLCOptions, wants_step_check
 from numeric.plan.integrator_switch import momentum_plan
 from numeric.plan.llc_plan import LLCPlan
+from numeric.run.attempt import Completed, Diverged, FullBatchBetter, Outcome
 from numeric.run.full_batch_switch import FullBatchCase, switch_to_full_batch
 from numeric.sampler import sgld
 from numeric.sampler.chains import Chains, default_progress
@@ -143,16 +146,20 @@ def one_run(
     opts: LLCOptions,
     switchable: bool = False,
     clock: Clock | None = None,
-) -> tuple[LLCPlan, Warmup, Draws, Tensor] | FullBatchCase:
-    """A ``Run``'s stages in order: the plan the run ended with, its warm-up, draws and live
-    chains; with ``switchable``, the case for the full batch where the warm-up makes it."""
-    with Run(problem, plan, opts, clock) as run:
-        warm = run.warm_up(switchable)
-        if isinstance(warm, FullBatchCase):
-            return warm
-        warm, drawn = run.draw(warm)
-        drawn = run.check_step(warm, drawn)
-    return run.plan, warm, drawn, run.alive
+) -> Outcome:
+    """A ``Run``'s stages in order, and how the run ended (``numeric.run.attempt``):
+    ``Completed`` (the plan it ended with, its warm-up, draws and live chains), ``Diverged``, or
+    with ``switchable`` ``FullBatchBetter`` where the warm-up makes the case for the full batch."""
+    try:
+        with Run(problem, plan, opts, clock) as run:
+            warm = run.warm_up(switchable)
+            if isinstance(warm, FullBatchCase):
+                return FullBatchBetter(warm)
+            warm, drawn = run.draw(warm)
+            drawn = run.check_step(warm, drawn)
+    except DivergenceError as err:
+        return Diverged(err)
+    return Completed(run.plan, warm, drawn, run.alive)
 
 
 def _checked(chains: Chains, tuning: Tuning, trace: Trace, kappa_min: float) -> dict:
