@@ -8,7 +8,8 @@ unbudgeted unless ``--time-budget``) at the middle checkpoint of each rank. One 
 
     python benchmarks/bench_saddles_paper.py --seed 0
 
-Writes benchmarks/out/saddles_paper_seed{SEED}.json (the records and both verdicts).
+Writes benchmarks/out/saddles_paper_seed{SEED}.json (the records and both verdicts; with a time
+budget T, saddles_paper_seed{SEED}_tb{T}.json).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def main() -> None:
             p.step, p.rank, f"{p.estimate.llc:.3f} ± {p.estimate.stderr:.3f}", p.estimate.findings
         )
     print(f"{record['seconds']:.0f} s")
-    with open(f"benchmarks/out/saddles_paper_seed{args.seed}.json", "w") as f:
+    tag = "" if args.time_budget is None else f"_tb{args.time_budget:g}"
+    with open(f"benchmarks/out/saddles_paper_seed{args.seed}{tag}.json", "w") as f:
         json.dump(record, f, indent=1, default=str)
 
 

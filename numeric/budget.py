@@ -93,8 +93,9 @@ def budget_findings(warm: Warmup, drawn: Draws, seconds: float | None) -> tuple[
                 "time_budget",
                 "warning",
                 f"the time budget ({seconds:g} s) ended the burn-in after {warm.num_burnin} steps, "
-                "before its rules were met: the chains may not have relaxed, and λ̂ may lean "
-                "toward where they started (w*); a larger time_budget, or num_burnin",
+                "before its rules were met: the chains may not have relaxed, and λ̂ is then a "
+                "transient's, low where they have not yet spread, high where they spread into "
+                "regions stiffer than the step was set for; a larger time_budget, or num_burnin",
                 {"num_burnin": float(warm.num_burnin)},
             )
         )

@@ -145,3 +145,45 @@ def test_the_potential_estimator_reports_spreading_along_exactly_flat_directions
         K, w0, 10_000, seed=0, num_burnin=50, num_draws=2000, gamma=100.0
     )
     assert "spreading" not in {f.code for f in held.diagnostics}
+
+
+def test_a_burn_in_cut_by_the_time_budget_makes_spreading_an_error() -> None:
+    """Where the time budget ended the burn-in (``time_budget`` with ``num_burnin``) the chains
+    were never judged relaxed: still spreading through the draws is then an error, beyond the
+    quadratic region or not, and its message names the cut. A budget that ended only the draws
+    (the burn-in's rules met) or only skipped the step-size check leaves the warning, as an
+    unbudgeted run's (budget-cut runs of trained networks: benchmarks/RESULTS.md)."""
+    (warn,) = check_spreading(spreads(0.5), np.ones(4, bool))
+    beyond = _finding("beyond_quadratic")
+    burn_in = Finding("time_budget", "warning", "ended the burn-in", {"num_burnin": 128.0})
+    draws = Finding("time_budget", "warning", "ended the draws", {"num_draws": 900.0})
+    skipped = Finding("time_budget", "info", "the step-size check did not fit", {})
+    for found in ([burn_in, warn], [burn_in, warn, beyond]):
+        got = escalate(found)
+        assert got[1].severity == "error" and got[0] == burn_in
+        assert "The time budget ended the burn-in" in got[1].message
+        assert got[1].values == warn.values
+    for found in ([draws, warn, beyond], [skipped, warn, beyond], [burn_in, beyond]):
+        assert escalate(found) == found
+
+
+def test_low_ess_under_a_time_budget_is_a_warning_where_the_spread_was_checked() -> None:
+    """A run the time budget cut has few effective draws because of the budget: ``low_ess`` is
+    then a warning (its numbers kept) where the chains' spread was measured, so that spreading
+    can speak for a relaxation under way; an error where it was not, or without a cut (an info
+    ``time_budget``, a skipped step-size check, is no cut)."""
+    from numeric.findings.checks import low_ess_finding, relieve_low_ess
+    from numeric.findings.spreading import MIN_POINTS, spread_measured
+
+    low = low_ess_finding(12.0, 1.2)
+    assert low.severity == "error"
+    draws = Finding("time_budget", "warning", "ended the draws", {"num_draws": 900.0})
+    skipped = Finding("time_budget", "info", "the step-size check did not fit", {})
+    (eased,) = [f for f in relieve_low_ess([draws, low], True) if f.code == "low_ess"]
+    assert eased.severity == "warning" and eased.values == low.values
+    assert "12.0 < 30" in eased.message and "time budget" in eased.message
+    assert relieve_low_ess([draws, low], False) == [draws, low]
+    assert relieve_low_ess([skipped, low], True) == [skipped, low]
+    assert relieve_low_ess([low], True) == [low]
+    assert spread_measured(np.ones((MIN_POINTS, 4))) and not spread_measured(None)
+    assert not spread_measured(np.ones((MIN_POINTS - 1, 4)))

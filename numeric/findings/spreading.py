@@ -100,29 +100,45 @@ def check_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[Findi
     )
 
 
+def burn_in_cut(f: Finding) -> bool:
+    """``f`` says the time budget ended the burn-in before its rules were met."""
+    return f.code == "time_budget" and f.severity == "warning" and "num_burnin" in f.values
+
+
+def spread_measured(spread: np.ndarray | None) -> bool:
+    """‖w − w*‖² was evaluated often enough for ``check_spreading`` to be made."""
+    return spread is not None and spread.ndim == 2 and spread.shape[0] >= MIN_POINTS
+
+
 def escalate(findings: list[Finding]) -> list[Finding]:
     """``findings`` with the ``TRANSIENT`` warnings (``spreading``, and the step check's
-    ``drift_after_draws``) made errors where ``beyond_quadratic`` is among them and the run was
-    shorter than the estimator's rules ask: ``draws_capped`` (automatic lengths) or
-    ``draws_below_rule`` (``num_draws`` given) among them too (module docstring)."""
+    ``drift_after_draws``) made errors where the time budget ended the burn-in
+    (``burn_in_cut``), or where ``beyond_quadratic`` is among them and the run was shorter than
+    the estimator's rules ask: ``draws_capped`` (automatic lengths) or ``draws_below_rule``
+    (``num_draws`` given) among them too (module docstring)."""
     codes = {f.code for f in findings}
     short = [f for f in findings if f.code in SHORT]
-    if "beyond_quadratic" not in codes or not short:
+    if any(burn_in_cut(f) for f in findings):
+        why = (
+            "the time budget ended the burn-in before its rules were met (time_budget), so the "
+            "chains were never judged relaxed"
+        )
+    elif "beyond_quadratic" in codes and short:
+        why = "Here the chains are beyond the quadratic region (beyond_quadratic) and " + (
+            "the run was shorter than its own rules asked (draws_capped)"
+            if short[0].code == "draws_capped"
+            else "the run was shorter than the estimator's rules ask (≈ "
+            f"{short[0].values['asked']:.0f} draws per chain for the slowest direction, "
+            f"num_draws = {short[0].values['given']:.0f} given: draws_below_rule)"
+        )
+    else:
         return findings
-    why = (
-        "the run was shorter than its own rules asked (draws_capped)"
-        if short[0].code == "draws_capped"
-        else f"the run was shorter than the estimator's rules ask (≈ {short[0].values['asked']:.0f} "
-        f"draws per chain for the slowest direction, num_draws = {short[0].values['given']:.0f} "
-        "given: draws_below_rule)"
-    )
     return [
         replace(
             f,
             severity="error",
-            message=f.message
-            + f". Here the chains are beyond the quadratic region (beyond_quadratic) and {why}: "
-            "λ̂ averages a transient and cannot be used as it is",
+            message=f"{f.message}. {why[:1].upper()}{why[1:]}: λ̂ averages a transient and "
+            "cannot be used as it is",
         )
         if f.code in TRANSIENT and f.severity == "warning"
         else f

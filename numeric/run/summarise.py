@@ -12,11 +12,11 @@ from numeric.draws.burn_in_extension import settling_finding
 from numeric.draws.step_check import check_bias
 from numeric.draws.stopping_rule import check_precision
 from numeric.findings.beyond_quadratic import plan_beyond_quadratic
-from numeric.findings.checks import check_step_size
+from numeric.findings.checks import check_step_size, relieve_low_ess
 from numeric.findings.gradient_at_w_star import check_gradient, gradient_shift
 from numeric.findings.slow_mixing import slow_findings
 from numeric.findings.soft_directions import check_soft_directions
-from numeric.findings.spreading import escalate
+from numeric.findings.spreading import escalate, spread_measured
 from numeric.findings.standard import summarise_chains
 from numeric.findings.stiffer_in_draws import check_stiffer_in_draws
 from numeric.findings.unreached_region import reach_findings
@@ -85,7 +85,7 @@ def summarise(
             tuning, drawn.kappa_end, plan.integrator, checked is not None and checked.applied
         )
     )
-    findings = escalate(findings)
+    findings = relieve_low_ess(escalate(findings), spread_measured(drawn.spread))
     shift = gradient_shift(plan.hessian, problem.g_star)
     findings.extend(
         check_gradient(

@@ -1,0 +1,121 @@
+"""Issue 60: the findings of runs cut by the time budget, scored against a reference.
+
+The battery (``bench_calibration.py``) runs without a budget. Three families of trained or
+teacher networks have estimates at a budget that cuts them, and a reference for each:
+
+* ``entropy``: 16 digits MLPs (18,186 parameters) at ``time_budget=30``
+  (``bench_entropy_paper.py --tag T``); reference: the same points at ``time_budget=120``, where
+  every run ended on its own with no error finding (``entropy_paper_tb120.json``).
+* ``saddles``: the saddle-to-saddle checkpoints (a 400-parameter linear network) at
+  ``time_budget=20`` (``bench_saddles_paper.py --time-budget 20``); reference: the same checkpoints
+  unbudgeted (``saddles_paper_seed{S}.json``).
+* ``dln``: the paper's 20 deep-linear teachers (413–4,540 parameters, n = 10⁵) at
+  ``time_budget=60`` (``bench_dln_paper.py --arm true``); target: λ_β by HMC where it was run, else
+  Aoyagi's λ (σ = 0: the finite-nβ shift at nβ = 8,686 is under 1% there).
+
+Each run becomes a ``verification.calibration.CalibrationRecord`` (correct: |z| ≤ 3 against the
+reference with its own se; flagged: an error finding other than the premise ones), and the
+report prints the confusion matrix and per-code rates:
+
+    python benchmarks/bench_budget_findings.py --entropy benchmarks/out/entropy_paper_T.json \\
+        --saddles benchmarks/out/saddles_paper_seed0_tb20.json ... --dln benchmarks/out/dln_paper_true.json
+
+Writes ``--out`` (default benchmarks/out/budget_findings.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from verification.calibration.report import CalibrationRecord, CalibrationReport
+
+OUT = "benchmarks/out"
+
+
+def _findings(listed: str) -> list[tuple[str, str]]:
+    """ "code (severity); …" back to pairs."""
+    out = []
+    for part in filter(None, (p.strip() for p in listed.split(";"))):
+        code, _, sev = part.partition(" (")
+        out.append((code, sev.rstrip(")")))
+    return out
+
+
+def _record(family: str, case: str, est: dict[str, Any], target: float, sigma: float):
+    """A record of an ``LLCPoint`` dict (``estimate.*`` keys stripped) against a target."""
+    return CalibrationRecord.make(
+        case=case, family=family, dim=int(est["num_params"]), kind="budget", seed=0,
+        estimate=est["llc"], stderr=est["stderr"], target=target, target_sigma=sigma,
+        findings=_findings(est["findings"]), seconds=est["seconds"],
+    )  # fmt: skip
+
+
+def _est(row: dict[str, Any], prefix: str = "estimate.") -> dict[str, Any]:
+    return {k.removeprefix(prefix): v for k, v in row.items() if k.startswith(prefix)}
+
+
+def entropy_records(path: str, reference: str) -> list[CalibrationRecord]:
+    """The entropy-SGD family's budget-cut runs against the same points at 120 s."""
+    ref = {(r["optimizer"], r["seed"]): _est(r) for r in json.load(open(reference))["true"]}
+    out = []
+    for row in json.load(open(path))["true"]:
+        r = ref[(row["optimizer"], row["seed"])]
+        case = f"entropy {row['optimizer']} seed {row['seed']}"
+        out.append(_record("entropy", case, _est(row), r["llc"], r["stderr"]))
+    return out
+
+
+def saddle_records(path: str) -> list[CalibrationRecord]:
+    """A saddle run's budget-cut checkpoints against the same checkpoints unbudgeted
+    (``saddles_paper_seed{S}.json`` beside it)."""
+    cut = json.load(open(path))
+    seed = cut["args"]["seed"]
+    ref = {
+        r["step"]: _est(r) for r in json.load(open(f"{OUT}/saddles_paper_seed{seed}.json"))["true"]
+    }
+    out = []
+    for row in cut["true"]:
+        r = ref[row["step"]]
+        case = f"saddle seed {seed} step {row['step']} rank {row['rank']}"
+        out.append(_record("saddles", case, _est(row), r["llc"], r["stderr"]))
+    return out
+
+
+def dln_records(path: str, hmc_from: str | None = None) -> list[CalibrationRecord]:
+    """The teachers' budget-cut runs against λ_β by HMC where run (in this record, or in
+    ``hmc_from``'s of the same teachers), else Aoyagi's λ."""
+    rows = json.load(open(path))["points"]
+    if hmc_from is not None:
+        rows += [{**p, "estimate.llc": math.nan} for p in json.load(open(hmc_from))["points"]]
+    hmc = {p["teacher.widths"]: _est(p, "target.") for p in rows}
+    hmc = {k: (t["llc"], t["stderr"]) for k, t in hmc.items() if math.isfinite(t["llc"])}
+    out = []
+    for p in json.load(open(path))["points"]:
+        target, sigma = hmc.get(p["teacher.widths"], (p["teacher.lam"], 0.0))
+        out.append(_record("dln", f"dln {p['teacher.widths']}", _est(p), target, sigma))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--entropy", nargs="*", default=[])
+    ap.add_argument("--entropy-reference", default=f"{OUT}/entropy_paper_tb120.json")
+    ap.add_argument("--saddles", nargs="*", default=[])
+    ap.add_argument("--dln", nargs="*", default=[])
+    ap.add_argument("--dln-hmc", default=None, help="a record of the same teachers with HMC")
+    ap.add_argument("--out", default=f"{OUT}/budget_findings.json")
+    args = ap.parse_args()
+    records = [r for p in args.entropy for r in entropy_records(p, args.entropy_reference)]
+    records += [r for p in args.saddles for r in saddle_records(p)]
+    records += [r for p in args.dln for r in dln_records(p, args.dln_hmc)]
+    report = CalibrationReport(tuple(records))
+    print(report.table())
+    with open(args.out, "w") as f:
+        json.dump({"args": vars(args), **report.to_dict()}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
