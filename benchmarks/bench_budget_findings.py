@@ -10,8 +10,9 @@ teacher networks have estimates at a budget that cuts them, and a reference for 
   ``time_budget=20`` (``bench_saddles_paper.py --time-budget 20``); reference: the same checkpoints
   unbudgeted (``saddles_paper_seed{S}.json``).
 * ``dln``: the paper's 20 deep-linear teachers (413–4,540 parameters, n = 10⁵) at
-  ``time_budget=60`` (``bench_dln_paper.py --arm true``); target: λ_β by HMC where it was run, else
-  Aoyagi's λ (σ = 0: the finite-nβ shift at nβ = 8,686 is under 1% there).
+  ``time_budget=60`` (``bench_dln_paper.py --arm true``); target: λ_β by HMC where it was run
+  (``--dln-hmc``: records of the same teachers), else the battery's shifted target for its large
+  networks, Aoyagi's λ ± λ·nβ/n (8.7% of λ).
 
 Each run becomes a ``verification.calibration.CalibrationRecord`` (correct: |z| ≤ 3 against the
 reference with its own se; flagged: an error finding other than the premise ones), and the
@@ -84,17 +85,33 @@ def saddle_records(path: str) -> list[CalibrationRecord]:
     return out
 
 
-def dln_records(path: str, hmc_from: str | None = None) -> list[CalibrationRecord]:
-    """The teachers' budget-cut runs against λ_β by HMC where run (in this record, or in
-    ``hmc_from``'s of the same teachers), else Aoyagi's λ."""
-    rows = json.load(open(path))["points"]
-    if hmc_from is not None:
-        rows += [{**p, "estimate.llc": math.nan} for p in json.load(open(hmc_from))["points"]]
-    hmc = {p["teacher.widths"]: _est(p, "target.") for p in rows}
-    hmc = {k: (t["llc"], t["stderr"]) for k, t in hmc.items() if math.isfinite(t["llc"])}
+def _hmc_targets(paths: list[str]) -> dict[str, tuple[float, float]]:
+    """Teacher widths → (λ_β by HMC, se) from records of the same teachers: a sweep's
+    (``points``, their ``target.*``) or one teacher's (``widths``, ``hmc``, ``se``)."""
+    out: dict[str, tuple[float, float]] = {}
+    for path in paths:
+        data = json.load(open(path))
+        if "points" in data:
+            for p in data["points"]:
+                if math.isfinite(p["target.llc"]):
+                    out[p["teacher.widths"]] = (p["target.llc"], p["target.stderr"])
+        else:
+            out["-".join(map(str, data["widths"]))] = (data["hmc"], data["se"])
+    return out
+
+
+def dln_records(path: str, hmc_from: list[str] = ()) -> list[CalibrationRecord]:
+    """The teachers' budget-cut runs against λ_β by HMC where it was run (this record or
+    ``hmc_from``), else the battery's shifted target for its large networks
+    (``verification.calibration.models.shifted_target``; the labels are noise-free, so
+    L_n(w*) = min L_n): λ − (m−1)/log nβ ± √((½(m−1)/log nβ)² + (λ·nβ/n)²)."""
+    hmc = _hmc_targets([path, *hmc_from])
     out = []
     for p in json.load(open(path))["points"]:
-        target, sigma = hmc.get(p["teacher.widths"], (p["teacher.lam"], 0.0))
+        lam, m, nbeta = p["teacher.lam"], p["teacher.mult"], p["estimate.nbeta"]
+        shift = (m - 1) / math.log(nbeta)
+        sigma = math.hypot(0.5 * shift, lam * nbeta / p["n"])
+        target, sigma = hmc.get(p["teacher.widths"], (lam - shift, sigma))
         out.append(_record("dln", f"dln {p['teacher.widths']}", _est(p), target, sigma))
     return out
 
@@ -105,7 +122,7 @@ def main() -> None:
     ap.add_argument("--entropy-reference", default=f"{OUT}/entropy_paper_tb120.json")
     ap.add_argument("--saddles", nargs="*", default=[])
     ap.add_argument("--dln", nargs="*", default=[])
-    ap.add_argument("--dln-hmc", default=None, help="a record of the same teachers with HMC")
+    ap.add_argument("--dln-hmc", nargs="*", default=[], help="records of the same teachers' HMC")
     ap.add_argument("--out", default=f"{OUT}/budget_findings.json")
     args = ap.parse_args()
     records = [r for p in args.entropy for r in entropy_records(p, args.entropy_reference)]

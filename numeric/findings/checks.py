@@ -96,9 +96,10 @@ def relieve_low_ess(findings: list[Finding], spread_checked: bool) -> list[Findi
     relaxation still under way has findings of its own: ``spreading`` (an error after a cut
     burn-in, ``spreading.escalate``) and ``still_relaxing``. The few effective draws are then
     the budget's, and what they make rough is the error bar, not λ̂. Measured on 46 runs of
-    trained and teacher networks at a time budget (benchmarks/RESULTS.md, "Runs cut by the
-    time budget"): as an error it fired on 12 of 35 estimates within 3σ of their reference and
-    on none of the wrong ones that no other error caught."""
+    trained and teacher networks at a time budget (``benchmarks/bench_budget_findings.py``): as
+    an error it fired on 16 of the 36 estimates within 3σ of their reference; the two wrong
+    estimates it alone flagged were still spreading beyond the quadratic region after a cut
+    burn-in, which ``spreading.escalate`` makes an error."""
     cut = any(f.code == "time_budget" and f.severity == "warning" for f in findings)
     if not (cut and spread_checked):
         return findings

@@ -103,7 +103,8 @@ CODES: tuple[Code, ...] = (
     Code(
         "low_ess",
         "accuracy",
-        "warning; error below 30 effective draws",
+        "warning; error below 30 effective draws, except in a run the time budget cut "
+        "(where the spread was measured)",
         "few effective draws: the error bar is rough, or a guess",
         "more draws or chains",
     ),
@@ -159,7 +160,8 @@ CODES: tuple[Code, ...] = (
     Code(
         "spreading",
         "accuracy",
-        "warning; error with beyond_quadratic and a short run",
+        "warning; error with beyond_quadratic and a short run (capped draws, fewer given "
+        "than the rule asks, or a burn-in the time budget cut)",
         "the chains' spread from w* still grew through the draws",
         "a longer num_burnin",
     ),

@@ -28,7 +28,18 @@ the drift alone is an error), beyond the quadratic region (κ where the chains w
 w*) and with draws the rules wanted 15× longer: an average over a moving trace, of a run 15×
 too short, in a region where λ̂ depends on how far the chains went, bounds nothing. Measured at
 a warning only: the two-layer 8-6-8 of full rank at n = 2,000 spread by 31% through its
-(uncapped) draws and read 28.89 ± 0.28 against HMC's 28.21 ± 0.15 (+2.4%). Both estimators hand ``Draws.spread`` to it: ``estimate_llc``
+(uncapped) draws and read 28.89 ± 0.28 against HMC's 28.21 ± 0.15 (+2.4%).
+
+Under a time budget (``numeric.budget``) a burn-in cut before its rules were met is a run shorter
+than they ask, as capped draws are (``burn_in_cut``); a budget that cut only the draws is not
+(the burn-in's rules judged the chains relaxed). Measured on budget-cut runs of trained and
+teacher networks (digits MLPs at 30 s, saddle checkpoints of a 400-parameter linear network at
+20 s, 20 deep-linear teachers at 60 s; ``benchmarks/bench_budget_findings.py``): the four wrong
+estimates no error caught (λ̂ 22.2 and 27.4 against 13.8 and 14.1, 52.1 and 104.7 against 12.4
+and 12.7) were all still spreading beyond the quadratic region after a cut burn-in; counting a
+cut of the draws as well caught none more and added a false alarm (46-25-23-41, 490.5 ± 4.9
+against 482.5), and escalating a cut burn-in's spreading within the quadratic region added one
+(9-24-30-38-25, 92.6 ± 0.7 against Aoyagi's 104.5 ± 9.1). Both estimators hand ``Draws.spread`` to it: ``estimate_llc``
 ‖w − w*‖² at its full-loss evaluations (``draws.sample``), ``estimate_llc_potential`` at every step
 (``potential.warmup``; a warning there: it has no ``beyond_quadratic``).
 """
@@ -112,33 +123,34 @@ def spread_measured(spread: np.ndarray | None) -> bool:
 
 def escalate(findings: list[Finding]) -> list[Finding]:
     """``findings`` with the ``TRANSIENT`` warnings (``spreading``, and the step check's
-    ``drift_after_draws``) made errors where the time budget ended the burn-in
-    (``burn_in_cut``), or where ``beyond_quadratic`` is among them and the run was shorter than
-    the estimator's rules ask: ``draws_capped`` (automatic lengths) or ``draws_below_rule``
-    (``num_draws`` given) among them too (module docstring)."""
+    ``drift_after_draws``) made errors where ``beyond_quadratic`` is among them and the run was
+    shorter than the estimator's rules ask: ``draws_capped`` (automatic lengths),
+    ``draws_below_rule`` (``num_draws`` given) or a burn-in the time budget ended
+    (``burn_in_cut``) among them too (module docstring)."""
     codes = {f.code for f in findings}
-    short = [f for f in findings if f.code in SHORT]
-    if any(burn_in_cut(f) for f in findings):
+    short = [f for f in findings if f.code in SHORT or burn_in_cut(f)]
+    if "beyond_quadratic" not in codes or not short:
+        return findings
+    if burn_in_cut(short[0]):
         why = (
             "the time budget ended the burn-in before its rules were met (time_budget), so the "
             "chains were never judged relaxed"
         )
-    elif "beyond_quadratic" in codes and short:
-        why = "Here the chains are beyond the quadratic region (beyond_quadratic) and " + (
-            "the run was shorter than its own rules asked (draws_capped)"
-            if short[0].code == "draws_capped"
-            else "the run was shorter than the estimator's rules ask (≈ "
-            f"{short[0].values['asked']:.0f} draws per chain for the slowest direction, "
-            f"num_draws = {short[0].values['given']:.0f} given: draws_below_rule)"
-        )
+    elif short[0].code == "draws_capped":
+        why = "the run was shorter than its own rules asked (draws_capped)"
     else:
-        return findings
+        why = (
+            f"the run was shorter than the estimator's rules ask (≈ {short[0].values['asked']:.0f} "
+            f"draws per chain for the slowest direction, num_draws = {short[0].values['given']:.0f} "
+            "given: draws_below_rule)"
+        )
     return [
         replace(
             f,
             severity="error",
-            message=f"{f.message}. {why[:1].upper()}{why[1:]}: λ̂ averages a transient and "
-            "cannot be used as it is",
+            message=f.message
+            + f". Here the chains are beyond the quadratic region (beyond_quadratic) and {why}: "
+            "λ̂ averages a transient and cannot be used as it is",
         )
         if f.code in TRANSIENT and f.severity == "warning"
         else f
