@@ -31,18 +31,14 @@ import json
 import math
 from typing import Any
 
-from verification.calibration.report import CalibrationRecord, CalibrationReport
+from verification.calibration.report import CalibrationRecord, CalibrationReport, finding_pair
 
 OUT = "benchmarks/out"
 
 
 def _findings(listed: str) -> list[tuple[str, str]]:
-    """ "code (severity); …" back to pairs."""
-    out = []
-    for part in filter(None, (p.strip() for p in listed.split(";"))):
-        code, _, sev = part.partition(" (")
-        out.append((code, sev.rstrip(")")))
-    return out
+    """An ``LLCPoint``'s "code (severity); …" back to pairs."""
+    return [finding_pair(p.strip()) for p in listed.split(";") if p.strip()]
 
 
 def _record(family: str, case: str, est: dict[str, Any], target: float, sigma: float):

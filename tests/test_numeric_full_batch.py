@@ -353,15 +353,14 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
     estimate is the minibatch run's without the switch (the same numbers); ``full_batch_diverged``
     says which, nothing is said where it did not fit."""
     import numeric.run.estimate_llc
-    import numeric.run.run_loop
     from numeric.errors import DivergenceError
-    from numeric.run.attempt import Diverged
+    from numeric.run.one_run import Diverged
 
     loss_fn, w_star, data = _regression()
     kw = dict(num_chains=4, seed=0)
     plain = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert plain.config.batch_size == 256 and "full_batch_switch" not in _codes(plain)
-    run, setup = numeric.run.run_loop.one_run, numeric.run.estimate_llc.setup_problem
+    run, setup = numeric.run.estimate_llc.one_run, numeric.run.estimate_llc.setup_problem
 
     full_runs = []
 
@@ -378,7 +377,7 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
         return setup(loss_fn, params, data, opts)
 
     _forced_switch(monkeypatch)
-    monkeypatch.setattr(numeric.run.run_loop, "one_run", diverging)
+    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", diverging)
     fell = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert fell.config.batch_size == 256
     assert fell.mean == plain.mean and np.array_equal(fell.loss_trace, plain.loss_trace)
@@ -386,7 +385,7 @@ def test_a_switch_that_diverges_or_does_not_fit_keeps_the_minibatch_run(
     assert "chain 0 at step 7" in note.message and "minibatches of 256" in note.message
     assert full_runs == [0.25]  # not restarted at a smaller ε: the projection no longer holds
     assert _codes(fell) - {"full_batch_diverged"} == _codes(plain)
-    monkeypatch.setattr(numeric.run.run_loop, "one_run", run)
+    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", run)
     monkeypatch.setattr(numeric.run.estimate_llc, "setup_problem", refusing)
     kept = numeric.estimate_llc(loss_fn, w_star, data, **kw)
     assert kept.config.batch_size == 256 and kept.mean == plain.mean

@@ -45,11 +45,11 @@ def test_a_divergence_with_the_defaults_restarts_with_a_smaller_step(monkeypatch
     another vector width or FMA, and once the chains part at the last bit step 20,690 is another
     draw. So the first run's divergence is made certain: where it did not diverge by itself, it
     is taken as diverged at its own ε once it ends (the DivergenceError the chains raise)."""
-    import numeric.run.run_loop
+    import numeric.run.estimate_llc
     from numeric.errors import DivergenceError
-    from numeric.run.attempt import Completed, Diverged
+    from numeric.run.one_run import Completed, Diverged
 
-    real = numeric.run.run_loop.one_run
+    real = numeric.run.estimate_llc.one_run
     calls: list[float] = []
 
     def diverging_once(problem, plan, opts, *rest):
@@ -61,7 +61,7 @@ def test_a_divergence_with_the_defaults_restarts_with_a_smaller_step(monkeypatch
             return Diverged(err)
         return ran
 
-    monkeypatch.setattr(numeric.run.run_loop, "one_run", diverging_once)
+    monkeypatch.setattr(numeric.run.estimate_llc, "one_run", diverging_once)
     loss_fn, w, data = _product_regression([1, 3], seed=1)
     est = numeric.estimate_llc(loss_fn, w, data, num_chains=4, seed=1, batch_size=256)
     assert calls[:2] == [0.25, 0.0625]  # restarted at a quarter of the step scale (a heating

@@ -158,12 +158,13 @@ def test_a_burn_in_cut_by_the_time_budget_escalates_like_capped_draws() -> None:
     burn_in = Finding("time_budget", "warning", "ended the burn-in", {"num_burnin": 128.0})
     draws = Finding("time_budget", "warning", "ended the draws", {"num_draws": 900.0})
     skipped = Finding("time_budget", "info", "the step-size check did not fit", {})
-    got = escalate([burn_in, warn, beyond])
+    got = escalate([burn_in, warn, beyond], burn_in_cut=True)
     assert [f.severity for f in got] == ["warning", "error", "warning"]
     assert "the time budget ended the burn-in" in got[1].message
     assert got[1].values == warn.values and "cannot be used" in got[1].message
-    for found in ([draws, warn, beyond], [skipped, warn, beyond], [burn_in, warn]):
-        assert escalate(found) == found
+    for found, cut in (([draws, warn, beyond], False), ([skipped, warn, beyond], False)):
+        assert escalate(found, burn_in_cut=cut) == found
+    assert escalate([burn_in, warn], burn_in_cut=True) == [burn_in, warn]
 
 
 def test_low_ess_under_a_time_budget_is_a_warning_where_the_spread_was_checked() -> None:
@@ -178,11 +179,12 @@ def test_low_ess_under_a_time_budget_is_a_warning_where_the_spread_was_checked()
     assert low.severity == "error"
     draws = Finding("time_budget", "warning", "ended the draws", {"num_draws": 900.0})
     skipped = Finding("time_budget", "info", "the step-size check did not fit", {})
-    (eased,) = [f for f in relieve_low_ess([draws, low], True) if f.code == "low_ess"]
+    eased_all = relieve_low_ess([draws, low], budget_cut=True, spread_checked=True)
+    (eased,) = [f for f in eased_all if f.code == "low_ess"]
     assert eased.severity == "warning" and eased.values == low.values
     assert "12.0 < 30" in eased.message and "time budget" in eased.message
-    assert relieve_low_ess([draws, low], False) == [draws, low]
-    assert relieve_low_ess([skipped, low], True) == [skipped, low]
-    assert relieve_low_ess([low], True) == [low]
+    assert relieve_low_ess([draws, low], budget_cut=True, spread_checked=False) == [draws, low]
+    assert relieve_low_ess([skipped, low], budget_cut=False, spread_checked=True) == [skipped, low]
+    assert relieve_low_ess([low], budget_cut=False, spread_checked=True) == [low]
     assert spread_measured(np.ones((MIN_POINTS, 4))) and not spread_measured(None)
     assert not spread_measured(np.ones((MIN_POINTS - 1, 4)))

@@ -90,18 +90,19 @@ def low_ess_finding(ess_value: float, rhat: float, min_ess: float = 100.0) -> Fi
     )
 
 
-def relieve_low_ess(findings: list[Finding], spread_checked: bool) -> list[Finding]:
-    """``findings`` with a ``low_ess`` error made a warning where the time budget cut the run (a
-    ``time_budget`` warning) and the chains' spread was measured (``spread_checked``), so that a
-    relaxation still under way has findings of its own: ``spreading`` (an error after a cut
-    burn-in, ``spreading.escalate``) and ``still_relaxing``. The few effective draws are then
+def relieve_low_ess(
+    findings: list[Finding], *, budget_cut: bool, spread_checked: bool
+) -> list[Finding]:
+    """``findings`` with a ``low_ess`` error made a warning where the time budget cut the run's
+    burn-in or draws (``budget_cut``) and the chains' spread was measured (``spread_checked``),
+    so that a relaxation still under way has findings of its own: ``spreading`` (an error after
+    a cut burn-in, ``spreading.escalate``) and ``still_relaxing``. The few effective draws are then
     the budget's, and what they make rough is the error bar, not λ̂. Measured on 46 runs of
     trained and teacher networks at a time budget (``benchmarks/bench_budget_findings.py``): as
     an error it fired on 16 of the 36 estimates within 3σ of their reference; the two wrong
     estimates it alone flagged were still spreading beyond the quadratic region after a cut
     burn-in, which ``spreading.escalate`` makes an error."""
-    cut = any(f.code == "time_budget" and f.severity == "warning" for f in findings)
-    if not (cut and spread_checked):
+    if not (budget_cut and spread_checked):
         return findings
     return [
         Finding(

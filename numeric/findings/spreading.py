@@ -31,7 +31,7 @@ a warning only: the two-layer 8-6-8 of full rank at n = 2,000 spread by 31% thro
 (uncapped) draws and read 28.89 ± 0.28 against HMC's 28.21 ± 0.15 (+2.4%).
 
 Under a time budget (``numeric.budget``) a burn-in cut before its rules were met is a run shorter
-than they ask, as capped draws are (``burn_in_cut``); a budget that cut only the draws is not
+than they ask, as capped draws are (``escalate``'s ``burn_in_cut``, ``Warmup.cut``); a budget that cut only the draws is not
 (the burn-in's rules judged the chains relaxed). Measured on budget-cut runs of trained and
 teacher networks (digits MLPs at 30 s, saddle checkpoints of a 400-parameter linear network at
 20 s, 20 deep-linear teachers at 60 s; ``benchmarks/bench_budget_findings.py``): the four wrong
@@ -83,7 +83,7 @@ def still_spreading(
     """(G, z, mean over the last quarter) of ‖w − w*‖² [T, C] of the chains ``alive`` [C]
     (bool) where it grew by more than ``GROWTH`` at z > ``SIGNIFICANT``; None otherwise, and
     where fewer than ``MIN_POINTS`` evaluations were made (one chain has no z: None)."""
-    if spread is None or spread.ndim != 2 or spread.shape[0] < MIN_POINTS:
+    if not spread_measured(spread):
         return None
     growth, z, last = spread_growth(spread[:, np.asarray(alive, dtype=bool)])
     if math.isfinite(growth) and growth > GROWTH and z > SIGNIFICANT:
@@ -111,27 +111,22 @@ def check_spreading(spread: np.ndarray | None, alive: np.ndarray) -> tuple[Findi
     )
 
 
-def burn_in_cut(f: Finding) -> bool:
-    """``f`` says the time budget ended the burn-in before its rules were met."""
-    return f.code == "time_budget" and f.severity == "warning" and "num_burnin" in f.values
-
-
 def spread_measured(spread: np.ndarray | None) -> bool:
     """‖w − w*‖² was evaluated often enough for ``check_spreading`` to be made."""
     return spread is not None and spread.ndim == 2 and spread.shape[0] >= MIN_POINTS
 
 
-def escalate(findings: list[Finding]) -> list[Finding]:
+def escalate(findings: list[Finding], *, burn_in_cut: bool = False) -> list[Finding]:
     """``findings`` with the ``TRANSIENT`` warnings (``spreading``, and the step check's
     ``drift_after_draws``) made errors where ``beyond_quadratic`` is among them and the run was
-    shorter than the estimator's rules ask: ``draws_capped`` (automatic lengths),
-    ``draws_below_rule`` (``num_draws`` given) or a burn-in the time budget ended
-    (``burn_in_cut``) among them too (module docstring)."""
+    shorter than the estimator's rules ask: the time budget ended the burn-in (``burn_in_cut``,
+    ``Warmup.cut``), or ``draws_capped`` (automatic lengths) or ``draws_below_rule``
+    (``num_draws`` given) is among them too (module docstring)."""
     codes = {f.code for f in findings}
-    short = [f for f in findings if f.code in SHORT or burn_in_cut(f)]
-    if "beyond_quadratic" not in codes or not short:
+    short = [f for f in findings if f.code in SHORT]
+    if "beyond_quadratic" not in codes or not (short or burn_in_cut):
         return findings
-    if burn_in_cut(short[0]):
+    if burn_in_cut:
         why = (
             "the time budget ended the burn-in before its rules were met (time_budget), so the "
             "chains were never judged relaxed"

@@ -1,9 +1,10 @@
-r"""One attempt at the estimate and its outcome, as values (``Attempt``, ``Outcome``).
+r"""One attempt at the estimate (``Attempt``), the state of ``estimate_llc``'s loop of runs.
 
 ``estimate_llc`` runs the chains from w* until an outcome asks for no other run
-(``numeric.run.run_loop``). Each run is an ``Attempt`` (the problem, the options, the plan and
-what the attempts before it said) and ends in one ``Outcome``; one policy, each in its own
-module, maps an outcome to the next attempt or to none:
+(``numeric.run.estimate_llc._run_until_done``). Each run is an ``Attempt`` (the problem, the
+options, the plan and what the attempts before it said) and ends in one outcome
+(``numeric.run.one_run.Outcome``); one policy, each in the module of its rule, maps an outcome
+to the next attempt or to none:
 
 ===================  ===================================  ========================================
 outcome              what happened                        policy (module): the next attempt
@@ -13,11 +14,11 @@ outcome              what happened                        policy (module): the n
                      ``Draws.stopped``)                   with more friction, once; else none
 ``Diverged``         a chain diverged                     ``divergence_restart``: again with a
                                                           quarter of ε (automatic ε, at most three
-                                                          times); ``full_batch_attempts``: a
+                                                          times); ``full_batch_switch``: a
                                                           switched run falls back to its
                                                           minibatches; else the error
-``FullBatchBetter``  the warm-up made the case for the    ``full_batch_attempts``: again on the
-                     full batch (``full_batch_switch``)   full batch (or the minibatches, where it
+``FullBatchBetter``  the warm-up made the case for the    ``full_batch_switch``: again on the
+                     full batch                           full batch (or the minibatches, where it
                                                           does not fit)
 ===================  ===================================  ========================================
 """
@@ -25,18 +26,11 @@ outcome              what happened                        policy (module): the n
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from torch import Tensor
-
-from numeric.errors import DivergenceError
 from numeric.inputs.problem import Problem
 from numeric.options import LLCOptions
 from numeric.plan.llc_plan import LLCPlan
-from numeric.types import Draws, Finding, Warmup
-
-if TYPE_CHECKING:  # the switch's module runs attempts: it imports this one
-    from numeric.run.full_batch_switch import FullBatchCase
+from numeric.types import Finding
 
 
 @dataclass(frozen=True)
@@ -60,37 +54,3 @@ class Attempt:
     def said(self) -> tuple[Finding, ...]:
         """The findings of the attempts that led here."""
         return (*self.before, *self.restarts, *self.cooled)
-
-
-@dataclass(frozen=True)
-class Completed:
-    """The run's draws: the plan it ended with (the warm-up may switch LM to BAOAB), its warm-up,
-    its draws and its live chains [C]."""
-
-    plan: LLCPlan
-    warm: Warmup
-    drawn: Draws
-    alive: Tensor
-
-    @property
-    def asked_to_stop(self) -> bool:
-        """Ctrl-C ended the draws or the step-size check."""
-        return self.drawn.stopped in ("interrupted", "check_interrupted")
-
-
-@dataclass(frozen=True)
-class Diverged:
-    """A chain diverged: the error the chains raised (its chain, step and ε)."""
-
-    error: DivergenceError
-
-
-@dataclass(frozen=True)
-class FullBatchBetter:
-    """The warm-up made the case for the full batch (``full_batch_switch``): the run ended
-    there."""
-
-    case: FullBatchCase
-
-
-Outcome = Completed | Diverged | FullBatchBetter

@@ -27,8 +27,7 @@ The estimate is a pipeline of stages, each rule in the module named for it (docs
 ``draws.burn_in_extension``  the draws made burn-in while the chains still spread away from w*
 ``draws.step_check``         the chains continued at ε/2 and back at ε: the bias, λ₀ at ε → 0
 ``findings.*``               one module per question a finding answers (``findings.codes``)
-``run.attempt``              a run to make and how it ended: completed, diverged, full batch better
-``run.run_loop``             the one loop: each outcome's policy gives the next attempt, or none
+``run.attempt``              a run to make; each run's outcome goes to its policy (the loop here)
 ``run.*_restart``            again from w* after a divergence (smaller ε) or hot draws (more ξ)
 ``run.full_batch_switch``    where the full batch mixes cheaper than heated minibatches
 ``result.llc_estimate``      the estimate and its configuration (``result.config``)
@@ -37,9 +36,11 @@ The estimate is a pipeline of stages, each rule in the module named for it (docs
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import numpy as np
 import torch
@@ -47,7 +48,8 @@ from torch import Tensor
 
 from numeric.backend.denormals import flushing_denormals
 from numeric.backend.torch_limits import run_differentiable
-from numeric.budget import Clock
+from numeric.budget import Clock, budget_findings
+from numeric.errors import DivergenceError
 from numeric.inputs.module_loss import ModuleLoss, from_module
 from numeric.inputs.problem import LossFn, Problem, setup_problem
 from numeric.inputs.restrict import require_eval_mode
@@ -60,9 +62,14 @@ from numeric.options import (
     OnDivergence,
     Preconditioning,
 )
+from numeric.plan.llc_plan import make_plan
 from numeric.result.llc_estimate import LLCEstimate
 from numeric.run.attempt import Attempt
-from numeric.run.run_loop import run_until_done
+from numeric.run.divergence_restart import divergence_error, restarted
+from numeric.run.full_batch_switch import fallen_back, full_batch_attempt
+from numeric.run.heating_restart import cooled
+from numeric.run.one_run import Completed, Diverged, one_run
+from numeric.run.summarise import summarise
 
 __all__ = ["ModuleLoss", "estimate_llc", "from_module"]
 
@@ -237,14 +244,14 @@ def _estimate_llc(
     loss_fn: LossFn, params: Mapping[str, Tensor], data: Any, opts: LLCOptions
 ) -> LLCEstimate:
     """``estimate_llc`` once its options are checked: the set-up, then runs until their outcome
-    asks for no other (``numeric.run.run_loop``: restarts after a divergence or hot draws, and
-    the full batch where heated minibatches make it the cheaper way to mix)."""
+    asks for no other (``_run_until_done``: restarts after a divergence or hot draws, and the
+    full batch where heated minibatches make it the cheaper way to mix)."""
     clock = Clock(opts.time_budget)
     problem = setup_problem(loss_fn, params, data, opts)
     _LOG.info("set-up: %d parameters, n = %d, B = %d in %.2f s", problem.dim, problem.n,
               problem.batch_size, clock.elapsed())  # fmt: skip
     first = Attempt(problem, opts, switchable=_may_switch(problem, opts))
-    return run_until_done(first, clock, lambda o: setup_problem(loss_fn, params, data, o))
+    return _run_until_done(first, clock, lambda o: setup_problem(loss_fn, params, data, o))
 
 
 def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
@@ -258,3 +265,56 @@ def _may_switch(problem: Problem, opts: LLCOptions) -> bool:
         and opts.gradient == "control_variate"
         and not problem.full_batch
     )
+
+
+def _run_until_done(
+    first: Attempt, clock: Clock, setup: Callable[[LLCOptions], Problem]
+) -> LLCEstimate:
+    """The one loop of runs: from ``first``, each run's outcome (``one_run.Outcome``) goes to its
+    policy (``numeric.run.attempt``), which gives the next attempt or none; the state is the
+    ``Attempt`` alone, so no policy mutates another's. Returns the estimate of the last completed
+    run, or raises the error of a divergence no policy answers. ``setup(opts)`` makes the problem
+    of other options (the full batch's)."""
+    attempt = first
+    while True:
+        attempt = _planned(attempt)
+        assert attempt.plan is not None
+        outcome = one_run(
+            attempt.problem, attempt.plan, attempt.opts, attempt.switchable, clock.rest()
+        )
+        if isinstance(outcome, Completed):
+            after = cooled(attempt, outcome, clock)
+            if after is None:
+                return _finish(attempt, outcome)
+        elif isinstance(outcome, Diverged):
+            after = restarted(attempt, outcome.error, clock) or fallen_back(attempt, outcome.error)
+            if after is None:
+                _raise(divergence_error(attempt, outcome.error), outcome.error)
+        else:
+            after = full_batch_attempt(first, outcome.case, setup)
+        attempt = after
+
+
+def _planned(attempt: Attempt) -> Attempt:
+    """``attempt`` with its plan (``numeric.plan.llc_plan.make_plan``), made where it has none."""
+    if attempt.plan is not None:
+        return attempt
+    started = time.monotonic()
+    plan = make_plan(attempt.problem, attempt.opts)
+    _LOG.info("plan: %s, %s preconditioner in %.2f s", plan.integrator, plan.preconditioner,
+              time.monotonic() - started)  # fmt: skip
+    return dataclasses.replace(attempt, plan=plan)
+
+
+def _finish(attempt: Attempt, ran: Completed) -> LLCEstimate:
+    """The estimate from the completed run, with what its attempts said and what the clock or
+    Ctrl-C cut first."""
+    said = (*attempt.said, *budget_findings(ran.warm, ran.drawn, attempt.opts.time_budget))
+    return summarise(attempt.problem, ran.plan, attempt.opts, ran.warm, ran.drawn, ran.alive, said)
+
+
+def _raise(final: DivergenceError, err: DivergenceError) -> NoReturn:
+    """The divergence as the chains raised it, or reworded (``final``) from it."""
+    if final is err:
+        raise err
+    raise final from err

@@ -28,7 +28,8 @@ import math
 from numeric.budget import Clock
 from numeric.options import LLCOptions
 from numeric.plan.llc_plan import LLCPlan, rule_friction
-from numeric.run.attempt import Attempt, Completed
+from numeric.run.attempt import Attempt
+from numeric.run.one_run import Completed
 from numeric.sampler import sgld
 from numeric.types import Draws, Finding, Warmup
 from numeric.warmup.friction import HEAT_TOL

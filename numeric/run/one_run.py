@@ -1,10 +1,13 @@
 r"""One run of the data estimator's chains from w* (``Run``, ``one_run``): the kernel, the chains,
-the warm-up, the draws until settled and the step-size check, on the random stream of one seed
-(``numeric.run.run_loop`` starts runs again as their outcomes ask and turns the last into the
+the warm-up, the draws until settled and the step-size check, on the random stream of one seed,
+and how it ended, a value (``Outcome``: ``Completed``, ``Diverged``, ``FullBatchBetter``;
+``numeric.run.estimate_llc`` starts runs again as their outcomes ask and turns the last into the
 estimate).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -19,7 +22,6 @@ from numeric.inputs.problem import Problem
 from numeric.options import LLCOptions, wants_step_check
 from numeric.plan.integrator_switch import momentum_plan
 from numeric.plan.llc_plan import LLCPlan
-from numeric.run.attempt import Completed, Diverged, FullBatchBetter, Outcome
 from numeric.run.full_batch_switch import FullBatchCase, switch_to_full_batch
 from numeric.sampler import sgld
 from numeric.sampler.chains import Chains, default_progress
@@ -31,6 +33,40 @@ from numeric.warmup.warm_up import warm_up
 # the step-size check's steps per draw: relaxation (≤ a quarter of the draws) and half the draws
 # at ε/2, then as many at ε (``step_check.check_lengths``)
 CHECK_COST = 1.5
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The run's draws: the plan it ended with (the warm-up may switch LM to BAOAB), its warm-up,
+    its draws and its live chains [C]."""
+
+    plan: LLCPlan
+    warm: Warmup
+    drawn: Draws
+    alive: Tensor
+
+    @property
+    def asked_to_stop(self) -> bool:
+        """Ctrl-C ended the draws or the step-size check."""
+        return self.drawn.stopped in ("interrupted", "check_interrupted")
+
+
+@dataclass(frozen=True)
+class Diverged:
+    """A chain diverged: the error the chains raised (its chain, step and ε)."""
+
+    error: DivergenceError
+
+
+@dataclass(frozen=True)
+class FullBatchBetter:
+    """The warm-up made the case for the full batch (``full_batch_switch``): the run ended
+    there."""
+
+    case: FullBatchCase
+
+
+Outcome = Completed | Diverged | FullBatchBetter
 
 
 class _Switch(Exception):

@@ -16,7 +16,7 @@ r"""The estimator's stages, public (layer 2): what ``estimate_llc`` does, one ca
 A staged run applies no re-run policy: where ``estimate_llc`` would restart after a divergence
 (with a quarter of the step), restart with more friction after a heating, or switch to the full
 batch, the stages raise ``DivergenceError`` or return the heated run's estimate, with the
-finding that says so; ``numeric.run.run_loop`` shows the policies applied in turn. The
+finding that says so; ``numeric.run.estimate_llc._run_until_done`` applies the policies in turn. The
 same options give the same numbers as ``estimate_llc`` wherever no policy fires.
 """
 

@@ -85,7 +85,11 @@ def summarise(
             tuning, drawn.kappa_end, plan.integrator, checked is not None and checked.applied
         )
     )
-    findings = relieve_low_ess(escalate(findings), spread_measured(drawn.spread))
+    findings = escalate(findings, burn_in_cut=warm.cut)
+    budget_cut = warm.cut or drawn.stopped == "time_budget"  # ``numeric.budget``'s two cuts
+    findings = relieve_low_ess(
+        findings, budget_cut=budget_cut, spread_checked=spread_measured(drawn.spread)
+    )
     shift = gradient_shift(plan.hessian, problem.g_star)
     findings.extend(
         check_gradient(

@@ -174,6 +174,12 @@ class CodeRate:
         return {**out, "precision": _plain(self.precision)}
 
 
+def finding_pair(text: str) -> tuple[str, str]:
+    """ "code (severity)", as records list a finding, back to (code, severity)."""
+    code, _, sev = text.rpartition(" (")
+    return code, sev.rstrip(")")
+
+
 def _num(x: object, default: float = math.nan) -> float:
     """A JSON number back to a float (None, which ``_plain`` wrote for NaN/inf: ``default``)."""
     return default if x is None else float(x)  # type: ignore[arg-type]
@@ -291,10 +297,7 @@ class CalibrationReport:
         band = float(data.get("band", 3.0))  # type: ignore[arg-type]
         records = []
         for r in data["records"]:  # type: ignore[union-attr]
-            findings = []
-            for text in r["findings"]:
-                code, _, sev = text.rpartition(" (")
-                findings.append((code, sev.rstrip(")")))
+            findings = [finding_pair(text) for text in r["findings"]]
             nan = math.nan
             records.append(
                 CalibrationRecord.make(
